@@ -1,0 +1,5 @@
+"""``python -m vkbench`` is the ``vkbench`` command."""
+
+from vkbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,286 @@
+"""The one lowering path: ``torch.export`` -> edge -> Vulkan -> ExecuTorch.
+
+CLI, asv benchmarks and tests all call :func:`lower`, so a number in the
+site, a line in the terminal and an assertion in a test describe the same
+computation. The record says how much the Vulkan backend took, what it left
+on the CPU and why (the partitioner's own reasons), and where the time went.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from vkbench.compat import require, safe_import
+from vkbench.phases import PhaseClock, patched
+from vkbench.reasons import SkipReasons, op_name, recording_skip_reasons
+from vkbench.rss import PeakRSS
+
+_exir = safe_import("executorch.exir")
+_vk_partitioner = safe_import("executorch.backends.vulkan.partitioner.vulkan_partitioner")
+_vk_patterns = safe_import("executorch.backends.vulkan.patterns")
+_vk_preprocess = safe_import("executorch.backends.vulkan.vulkan_preprocess")
+_fx_partitioner = safe_import("torch.fx.passes.infra.partitioner")
+
+#: Stages of a lowering, in order; a failure names the stage it happened in.
+STAGES = ("export", "to_edge", "partition", "preprocess", "to_executorch")
+#: Call targets that are plumbing, not computation left on the CPU.
+_NOT_COMPUTE = {"executorch_call_delegate", "getitem"}
+
+
+class LoweringError(RuntimeError):
+    """A lowering failed; ``stage`` says where, the cause is chained."""
+
+    def __init__(self, stage: str, error: BaseException) -> None:
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        super().__init__(f"{stage}: {type(error).__name__}: {first_line}")
+        self.stage = stage
+        self.error_type = type(error).__name__
+        self.first_line = first_line
+
+
+@dataclass
+class CpuNode:
+    """One node left on the CPU and the partitioner's reasons for it."""
+
+    node: str
+    op: str
+    reasons: list[str]
+
+
+@dataclass
+class Coverage:
+    """What the Vulkan backend took from one program, and at what cost."""
+
+    vulkan_programs: int = 0
+    nodes_total: int = 0
+    nodes_delegated: int = 0
+    nodes_cpu: int = 0
+    cpu_ops: dict[str, int] = field(default_factory=dict)
+    cpu_nodes: list[CpuNode] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    partition_phases: dict[str, float] = field(default_factory=dict)
+    preprocess_calls: int = 0
+    peak_rss_mb: float = 0.0
+    program_bytes: int | None = None
+
+    @property
+    def cpu_percent(self) -> float:
+        """Share of compute nodes left on the CPU (lower is better)."""
+        return 100.0 * self.nodes_cpu / self.nodes_total if self.nodes_total else 0.0
+
+    @property
+    def cpu_op_names(self) -> list[str]:
+        return sorted(self.cpu_ops)
+
+    def reasons_by_op(self) -> dict[str, dict[str, int]]:
+        """``op -> reason -> node count`` over the CPU nodes."""
+        table: dict[str, Counter[str]] = {}
+        for cpu in self.cpu_nodes:
+            for reason in cpu.reasons:
+                table.setdefault(cpu.op, Counter())[reason] += 1
+        return {op: dict(counts) for op, counts in sorted(table.items())}
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cpu_percent"] = round(self.cpu_percent, 3)
+        data["reasons_by_op"] = self.reasons_by_op()
+        return data
+
+
+def _export(module: torch.nn.Module, example_inputs: tuple[Any, ...]) -> Any:
+    return torch.export.export(module.eval(), tuple(example_inputs), strict=False)
+
+
+def export_program(module: torch.nn.Module, example_inputs: Sequence[Any]) -> Any:
+    """``torch.export`` a module in eval mode (non-strict, like the seed's default)."""
+    try:
+        with torch.no_grad():
+            return _export(module, tuple(example_inputs))
+    except Exception as error:
+        raise LoweringError("export", error) from error
+
+
+def make_partitioner(options: dict[str, Any] | None = None) -> Any:
+    """A ``VulkanPartitioner`` with ``options`` as its compile options."""
+    module = require(_vk_partitioner)
+    return module.VulkanPartitioner(dict(options) if options else None)
+
+
+@contextlib.contextmanager
+def _instrumented(clock: PhaseClock, supported: dict[str, bool], where: list[str]) -> Iterator[None]:
+    """Time the partitioner's phases and preprocess; track the active stage."""
+    partitioner_cls = getattr(_vk_partitioner, "VulkanPartitioner", None)
+    operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
+    backend_cls = getattr(_vk_preprocess, "VulkanBackend", None)
+    fx_cls = getattr(_fx_partitioner, "CapabilityBasedPartitioner", None)
+
+    def staged(stage: str):
+        def replace(original):
+            def run(*args: Any, **kwargs: Any) -> Any:
+                where.append(stage)
+                try:
+                    with clock.phase(stage):
+                        return original(*args, **kwargs)
+                finally:
+                    where.pop()
+
+            return run
+
+        return replace
+
+    def timed(name: str):
+        return lambda original: clock.wrap(name, original)
+
+    def checked(original):
+        def is_node_supported(self, submodules, node):
+            with clock.phase("partition.is_node_supported"):
+                result = original(self, submodules, node)
+            supported[node.name] = bool(result)
+            return result
+
+        return is_node_supported
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(patched(partitioner_cls, "partition", staged("partition")))
+        stack.enter_context(patched(backend_cls, "preprocess", staged("preprocess")))
+        stack.enter_context(
+            patched(_vk_patterns or None, "get_all_fusable_subgraphs", timed("partition.fusable_patterns"))
+        )
+        stack.enter_context(
+            patched(fx_cls, "propose_partitions", timed("partition.propose_partitions"))
+        )
+        stack.enter_context(patched(operators_cls, "is_node_supported", checked))
+        yield
+
+
+def _delegated_nodes(graph_module: torch.fx.GraphModule) -> int:
+    """Compute nodes inside the lowered Vulkan modules of ``graph_module``."""
+    count = 0
+    for node in graph_module.graph.nodes:
+        if node.op != "get_attr":
+            continue
+        lowered = getattr(graph_module, str(node.target), None)
+        original = getattr(lowered, "original_module", None)
+        if original is None:
+            continue
+        inner = original.graph_module if hasattr(original, "graph_module") else original
+        count += sum(
+            1
+            for n in inner.graph.nodes
+            if n.op == "call_function" and op_name(n.target) not in _NOT_COMPUTE
+        )
+    return count
+
+
+def _count(edge_program: Any, reasons: SkipReasons, supported: dict[str, bool], record: Coverage) -> None:
+    graph_module = edge_program.graph_module
+    cpu_ops: Counter[str] = Counter()
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = op_name(node.target)
+        if name == "executorch_call_delegate":
+            record.vulkan_programs += 1
+        elif name not in _NOT_COMPUTE:
+            cpu_ops[name] += 1
+            record.cpu_nodes.append(
+                CpuNode(node.name, name, reasons.for_node(node.name, name, supported.get(node.name)))
+            )
+    record.cpu_ops = dict(sorted(cpu_ops.items()))
+    record.nodes_cpu = sum(cpu_ops.values())
+    record.nodes_delegated = _delegated_nodes(graph_module)
+    record.nodes_total = record.nodes_cpu + record.nodes_delegated
+
+
+def lower(
+    module: torch.nn.Module | None,
+    example_inputs: Sequence[Any],
+    *,
+    exported: Any = None,
+    partitioner_options: dict[str, Any] | None = None,
+    to_executorch: bool = True,
+    keep_program: bool = False,
+) -> tuple[Coverage, Any]:
+    """Lower ``module`` with the Vulkan partitioner and describe the result.
+
+    Pass ``exported`` (a ``torch.export.ExportedProgram``) to skip export, as
+    benchmarks do to time lowering alone. Returns ``(coverage, program)``
+    where ``program`` is the ExecuTorch program manager when ``keep_program``
+    (else ``None``). Raises :class:`LoweringError` naming the failed stage.
+    """
+    exir = require(_exir)
+    record = Coverage()
+    clock = PhaseClock()
+    supported: dict[str, bool] = {}
+    where: list[str] = []
+    program = None
+    with PeakRSS() as rss:
+        if exported is None:
+            start = time.perf_counter()
+            exported = export_program(module, example_inputs)  # type: ignore[arg-type]
+            record.seconds["export"] = time.perf_counter() - start
+        else:
+            record.seconds["export"] = 0.0
+        operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
+        with recording_skip_reasons(operators_cls) as reasons, _instrumented(clock, supported, where):
+            start = time.perf_counter()
+            try:
+                edge = exir.to_edge_transform_and_lower(
+                    exported, partitioner=[make_partitioner(partitioner_options)]
+                )
+            except Exception as error:
+                raise LoweringError(where[-1] if where else "to_edge", error) from error
+            lowered_s = time.perf_counter() - start
+        _count(edge.exported_program(), reasons, supported, record)
+        if to_executorch:
+            start = time.perf_counter()
+            try:
+                program = edge.to_executorch()
+                record.program_bytes = len(program.buffer)
+            except Exception as error:
+                raise LoweringError("to_executorch", error) from error
+            record.seconds["to_executorch"] = time.perf_counter() - start
+    partition_s = sum(s for name, s in clock.seconds.items() if name.startswith("partition"))
+    preprocess_s = clock.seconds.get("preprocess", 0.0)
+    record.seconds["partition"] = partition_s
+    record.seconds["preprocess"] = preprocess_s
+    record.seconds["to_edge"] = max(0.0, lowered_s - partition_s - preprocess_s)
+    record.seconds = {stage: round(record.seconds.get(stage, 0.0), 4) for stage in STAGES}
+    record.partition_phases = partition_phases(clock)
+    record.preprocess_calls = clock.calls.get("preprocess", 0)
+    record.peak_rss_mb = round(rss.peak_mb, 1)
+    return record, (program if keep_program else None)
+
+
+def partition_phases(clock: PhaseClock) -> dict[str, float]:
+    """Exclusive seconds per partition phase; ``other`` is the partitioner's own glue."""
+    names = {
+        "partition.fusable_patterns": "fusable_patterns",
+        "partition.propose_partitions": "propose_partitions",
+        "partition.is_node_supported": "is_node_supported",
+        "partition": "other",
+    }
+    return {short: round(clock.seconds.get(long, 0.0), 4) for long, short in names.items()}
+
+
+def timed_partition(edge_program: Any, partitioner_options: dict[str, Any] | None = None) -> tuple[int, dict[str, float]]:
+    """Run ``VulkanPartitioner.partition`` alone on an edge program.
+
+    Returns the number of partitions and the phase split (plus ``total``).
+    This is the seed's measurement: the edge program is built beforehand.
+    """
+    clock = PhaseClock()
+    supported: dict[str, bool] = {}
+    operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
+    with recording_skip_reasons(operators_cls), _instrumented(clock, supported, []):
+        result = make_partitioner(partitioner_options).partition(edge_program)
+    phases = partition_phases(clock)
+    phases["total"] = round(sum(phases.values()), 4)
+    return len(result.partition_tags), phases

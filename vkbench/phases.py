@@ -1,0 +1,81 @@
+"""Wall-clock phase accounting by wrapping library functions in place.
+
+The partitioner's time has to be split between torch.fx
+(``CapabilityBasedPartitioner.propose_partitions``), ExecuTorch's Vulkan code
+(fusable-pattern search, ``is_node_supported``) and ``VulkanBackend.preprocess``
+so a regression points at the right project. We cannot add timers inside
+those libraries, so we wrap the functions for the duration of one lowering.
+Time is *exclusive*: a phase nested in another (``is_node_supported`` runs
+inside ``propose_partitions``) is subtracted from its parent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class PhaseClock:
+    """Exclusive seconds and call counts per named phase."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    _stack: list[list[float]] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a block as ``name``, excluding nested phases."""
+        frame = [time.perf_counter(), 0.0]  # start, time spent in children
+        self._stack.append(frame)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+            elapsed = time.perf_counter() - frame[0]
+            self.seconds[name] += elapsed - frame[1]
+            self.calls[name] += 1
+            if self._stack:
+                self._stack[-1][1] += elapsed
+
+    def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.phase(name):
+                return function(*args, **kwargs)
+
+        return timed
+
+
+@contextlib.contextmanager
+def patched(owner: Any, attribute: str, replacement: Callable[[Any], Any]) -> Iterator[bool]:
+    """Replace ``owner.attribute`` by ``replacement(original)`` for a block.
+
+    Yields False (and patches nothing) when the attribute does not exist, which
+    is what happens on ExecuTorch commits older than the function we time.
+    ``classmethod``/``staticmethod`` descriptors are re-wrapped as such.
+    """
+    if owner is None or not hasattr(owner, attribute):
+        yield False
+        return
+    own = attribute in vars(owner)
+    raw = vars(owner)[attribute] if own else getattr(owner, attribute)
+    if isinstance(raw, classmethod):
+        new: Any = classmethod(replacement(raw.__func__))
+    elif isinstance(raw, staticmethod):
+        new = staticmethod(replacement(raw.__func__))
+    else:
+        new = replacement(getattr(owner, attribute))
+    setattr(owner, attribute, new)
+    try:
+        yield True
+    finally:
+        if own:
+            setattr(owner, attribute, raw)
+        else:
+            delattr(owner, attribute)

@@ -1,0 +1,76 @@
+"""The seed's op probes: one small model per known Vulkan coverage rule.
+
+Each probe isolates one rule (dtype, batch size, missing kernel) so a change
+in the backend's op registry shows up as a change in a single row. Builders
+are seeded so every run exports the same program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from vkbench.graphs import Fn
+
+
+class IndexPut(torch.nn.Module):
+    """``y[idx] = 0`` on a copy of the input (lowers to ``aten.index_put``)."""
+
+    def forward(self, t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        y = t.clone()
+        y[idx] = 0.0
+        return y
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A named probe: what it shows and how to build (module, inputs)."""
+
+    name: str
+    shows: str
+    build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]
+
+
+def _seeded(build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]):
+    def seeded() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+        torch.manual_seed(0)
+        return build()
+
+    return seeded
+
+
+def _signal() -> torch.Tensor:
+    return torch.randn(1, 16, 32)
+
+
+PROBES: dict[str, Probe] = {
+    probe.name: probe
+    for probe in (
+        Probe("linear_f32", "Linear(64,64) float32 on (4,64)",
+              lambda: (torch.nn.Linear(64, 64), (torch.randn(4, 64),))),
+        Probe("linear_bf16", "Linear(64,64) bfloat16: dtype rule",
+              lambda: (torch.nn.Linear(64, 64).to(torch.bfloat16),
+                       (torch.randn(4, 64, dtype=torch.bfloat16),))),
+        Probe("conv2d_batch1", "Conv2d(3,8,3) on (1,3,32,32)",
+              lambda: (torch.nn.Conv2d(3, 8, 3), (torch.randn(1, 3, 32, 32),))),
+        Probe("conv2d_batch2", "Conv2d(3,8,3) on (2,3,32,32): batch-size rule",
+              lambda: (torch.nn.Conv2d(3, 8, 3), (torch.randn(2, 3, 32, 32),))),
+        Probe("elu", "ELU: no kernel", lambda: (torch.nn.ELU(), (_signal(),))),
+        Probe("mish", "Mish: softplus decomposes to log1p", lambda: (torch.nn.Mish(), (_signal(),))),
+        Probe("var", "var(dim=-1, keepdim=True)",
+              lambda: (Fn(lambda t: t.var(dim=-1, keepdim=True)), (_signal(),))),
+        Probe("conv_transpose1d", "ConvTranspose1d(16,8,4,stride=2,padding=1)",
+              lambda: (torch.nn.ConvTranspose1d(16, 8, 4, stride=2, padding=1), (_signal(),))),
+        Probe("index_put", "y[idx] = 0 on (8,32), idx=[1,3]",
+              lambda: (IndexPut(), (torch.randn(8, 32), torch.tensor([1, 3])))),
+    )
+}
+
+
+def build_probe(name: str) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    """(module, example inputs) for a probe; KeyError names the known probes."""
+    if name not in PROBES:
+        raise KeyError(f"unknown probe {name!r}; known: {', '.join(PROBES)}")
+    return _seeded(PROBES[name].build)()
