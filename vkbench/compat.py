@@ -45,7 +45,9 @@ def safe_import(name: str) -> ModuleType | Missing:
 def require(module: ModuleType | Missing) -> ModuleType:
     """Return ``module`` or raise ``NotImplementedError`` (asv's "skip")."""
     if isinstance(module, Missing):
-        getattr(module, "__name__")
+        raise NotImplementedError(
+            f"{module._name} is unavailable: {type(module._error).__name__}: {module._error}"
+        )
     assert isinstance(module, ModuleType)
     return module
 

@@ -270,7 +270,9 @@ def partition_phases(clock: PhaseClock) -> dict[str, float]:
     return {short: round(clock.seconds.get(long, 0.0), 4) for long, short in names.items()}
 
 
-def timed_partition(edge_program: Any, partitioner_options: dict[str, Any] | None = None) -> tuple[int, dict[str, float]]:
+def timed_partition(
+    edge_program: Any, partitioner_options: dict[str, Any] | None = None
+) -> tuple[int, dict[str, float]]:
     """Run ``VulkanPartitioner.partition`` alone on an edge program.
 
     Returns the number of partitions and the phase split (plus ``total``).

@@ -1,0 +1,172 @@
+"""``vkbench``: probe, partition, policies, doctor, record.
+
+Human tables by default; ``--json`` prints one JSON document on stdout
+(schemas in README.md). Bad input prints one line on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from vkbench import tables
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: one line on stderr, exit 2."""
+
+
+def _probe(args: argparse.Namespace) -> int:
+    from vkbench.lowering import LoweringError, lower
+    from vkbench.probes import PROBES, build_probe
+
+    names = args.names or list(PROBES)
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        raise UsageError(f"unknown probe {unknown[0]!r}; known: {', '.join(PROBES)}")
+    results: list[dict[str, Any]] = []
+    for name in names:
+        module, inputs = build_probe(name)
+        row: dict[str, Any] = {"probe": name, "shows": PROBES[name].shows}
+        try:
+            coverage, _ = lower(module, inputs)
+            row.update(coverage.to_json())
+        except LoweringError as error:
+            row.update(failed_stage=error.stage, error=str(error))
+        results.append(row)
+        if not args.json:
+            print(f"  lowered {name}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"probes": results}, indent=2))
+        return 0
+    rows = []
+    for row in results:
+        if "error" in row:
+            rows.append([row["probe"], "-", "-", f"FAILED at {row['failed_stage']}: {row['error']}"])
+            continue
+        reasons = "; ".join(
+            f"{op}: {', '.join(r)}" for op, r in row["reasons_by_op"].items()
+        )
+        rows.append([row["probe"], row["vulkan_programs"], ", ".join(sorted(row["cpu_ops"])) or "-",
+                     reasons or "-"])
+    print(tables.render(["probe", "vulkan programs", "CPU ops", "partitioner reasons"], rows))
+    return 0
+
+
+def _partition(args: argparse.Namespace) -> int:
+    from vkbench.graphs import positive_size
+    from vkbench.scaling import loglog_exponent, measure
+
+    try:
+        sizes = [positive_size(v) for v in args.blocks]
+    except ValueError as error:
+        raise UsageError(f"--blocks: {error}") from error
+    points = []
+    for n in sizes:
+        if not args.json:
+            print(f"  partitioning Blocks({n}) ...", file=sys.stderr)
+        points.append(measure(n))
+    exponent = loglog_exponent([p.blocks for p in points], [p.seconds for p in points])
+    if args.json:
+        print(json.dumps({
+            "points": [p.__dict__ for p in points],
+            "loglog_exponent": exponent,
+        }, indent=2))
+        return 0
+    headers = ["blocks", "nodes", "partitions", "partition s", "propose_partitions (torch.fx)",
+               "fusable_patterns (vulkan)", "is_node_supported (vulkan)", "other"]
+    rows = [[p.blocks, p.nodes, p.partitions, f"{p.seconds:.2f}", f"{p.phases['propose_partitions']:.2f}",
+             f"{p.phases['fusable_patterns']:.2f}", f"{p.phases['is_node_supported']:.2f}",
+             f"{p.phases['other']:.2f}"] for p in points]
+    print(tables.render(headers, rows))
+    if exponent is not None:
+        print(f"fitted seconds ~ blocks^{exponent:.2f}")
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from vkbench.doctor import diagnose
+
+    report = diagnose()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for key, value in report["versions"].items():
+        print(f"{key:22s} {value}")
+    backends = report["registered_backends"]
+    print(f"{'runtime backends':22s} {', '.join(backends) if isinstance(backends, list) else backends}")
+    print(f"{'Vulkan runtime':22s} {'yes' if report['vulkan_runtime'] else 'no'}")
+    devices = report["vulkan_devices"]
+    shown = ", ".join(devices) if isinstance(devices, list) else devices
+    print(f"{'Vulkan devices':22s} {shown or 'none'}")
+    print(f"{'runtime benchmarks':22s} {report['runtime_benchmarks']}")
+    return 0
+
+
+def _policies(args: argparse.Namespace) -> int:
+    from vkbench.policies import run_policies_command
+
+    fmt = "json" if args.json else "markdown" if args.markdown else "table"
+    return run_policies_command(args.policy or None, fmt)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from vkbench.ledger import record_installed
+
+    asv_args = [a for a in args.asv_args if a != "--"]
+    return record_installed(asv_args, publish=not args.no_publish)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vkbench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    probe = sub.add_parser("probe", help="lower the seed's op probes; Vulkan programs and CPU ops")
+    probe.add_argument("names", nargs="*", help="probes to run (default: all)")
+    probe.add_argument("--json", action="store_true")
+    probe.set_defaults(run=_probe)
+
+    part = sub.add_parser("partition", help="time VulkanPartitioner.partition on Blocks(N)")
+    part.add_argument("--blocks", nargs="+", required=True, metavar="N")
+    part.add_argument("--json", action="store_true")
+    part.set_defaults(run=_partition)
+
+    pol = sub.add_parser("policies", help="lower every LeRobot policy entry; what blocks the rest")
+    pol.add_argument("--policy", action="append", metavar="NAME", help="policy or entry (repeatable)")
+    fmt = pol.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--markdown", action="store_true")
+    pol.set_defaults(run=_policies)
+
+    doctor = sub.add_parser("doctor", help="versions, runtime backends, Vulkan runtime and device")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(run=_doctor)
+
+    record = sub.add_parser(
+        "record", help="asv run for the installed ExecuTorch release (offline ledger), then publish"
+    )
+    record.add_argument("--no-publish", action="store_true")
+    record.set_defaults(run=_record)
+
+    pub = sub.add_parser("publish", help="asv publish the recorded releases (offline site in html/)")
+    pub.set_defaults(run=lambda args: __import__("vkbench.ledger").ledger.publish())
+    record.add_argument("asv_args", nargs=argparse.REMAINDER, help="extra arguments for asv run")
+    record.set_defaults(run=_record)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"vkbench {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
