@@ -55,7 +55,8 @@ def _probe(args: argparse.Namespace) -> int:
         )
         rows.append([row["probe"], row["vulkan_programs"], ", ".join(sorted(row["cpu_ops"])) or "-",
                      reasons or "-"])
-    print(tables.render(["probe", "vulkan programs", "CPU ops", "partitioner reasons"], rows))
+    render = tables.markdown if args.markdown else tables.render
+    print(render(["probe", "vulkan programs", "CPU ops", "partitioner reasons"], rows))
     return 0
 
 
@@ -84,7 +85,7 @@ def _partition(args: argparse.Namespace) -> int:
     rows = [[p.blocks, p.nodes, p.partitions, f"{p.seconds:.2f}", f"{p.phases['propose_partitions']:.2f}",
              f"{p.phases['fusable_patterns']:.2f}", f"{p.phases['is_node_supported']:.2f}",
              f"{p.phases['other']:.2f}"] for p in points]
-    print(tables.render(headers, rows))
+    print((tables.markdown if args.markdown else tables.render)(headers, rows))
     if exponent is not None:
         print(f"fitted seconds ~ blocks^{exponent:.2f}")
     return 0
@@ -129,12 +130,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     probe = sub.add_parser("probe", help="lower the seed's op probes; Vulkan programs and CPU ops")
     probe.add_argument("names", nargs="*", help="probes to run (default: all)")
-    probe.add_argument("--json", action="store_true")
+    probe_fmt = probe.add_mutually_exclusive_group()
+    probe_fmt.add_argument("--json", action="store_true")
+    probe_fmt.add_argument("--markdown", action="store_true")
     probe.set_defaults(run=_probe)
 
     part = sub.add_parser("partition", help="time VulkanPartitioner.partition on Blocks(N)")
     part.add_argument("--blocks", nargs="+", required=True, metavar="N")
-    part.add_argument("--json", action="store_true")
+    part_fmt = part.add_mutually_exclusive_group()
+    part_fmt.add_argument("--json", action="store_true")
+    part_fmt.add_argument("--markdown", action="store_true")
     part.set_defaults(run=_partition)
 
     pol = sub.add_parser("policies", help="lower every LeRobot policy entry; what blocks the rest")
@@ -153,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     record.add_argument("--no-publish", action="store_true")
     record.set_defaults(run=_record)
+
+    summary = sub.add_parser("summary", help="coverage and timings last recorded for this release")
+    summary.set_defaults(run=lambda args: __import__("vkbench.summary").summary.main())
 
     pub = sub.add_parser("publish", help="asv publish the recorded releases (offline site in html/)")
     pub.set_defaults(run=lambda args: __import__("vkbench.ledger").ledger.publish())

@@ -1,0 +1,85 @@
+"""Units of the lowering path that need no ExecuTorch program."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from vkbench.phases import PhaseClock, patched
+from vkbench.reasons import NOT_REPORTED, SkipReasons, recording_skip_reasons
+
+
+class Owner:
+    def work(self, x):
+        return x + 1
+
+    @classmethod
+    def cls_work(cls, x):
+        return x * 2
+
+
+class Child(Owner):
+    pass
+
+
+def test_patched_restores_methods_and_classmethods():
+    original = Owner.__dict__["cls_work"]
+    with patched(Owner, "cls_work", lambda f: lambda cls, x: f(cls, x) + 100) as hooked:
+        assert hooked and Owner.cls_work(1) == 102
+    assert Owner.__dict__["cls_work"] is original and Owner.cls_work(1) == 2
+    with patched(Child, "work", lambda f: lambda self, x: -1):
+        assert Child().work(1) == -1 and Owner().work(1) == 2
+    assert "work" not in vars(Child)  # inherited attribute removed again, not shadowed
+    with patched(Owner, "missing", lambda f: f) as hooked:
+        assert not hooked
+
+
+def test_phase_clock_is_exclusive():
+    clock = PhaseClock()
+    with clock.phase("outer"):
+        time.sleep(0.02)
+        with clock.phase("inner"):
+            time.sleep(0.05)
+    assert clock.seconds["inner"] >= 0.05
+    assert 0.02 <= clock.seconds["outer"] < 0.05
+    assert clock.calls == {"outer": 1, "inner": 1}
+
+
+def test_reasons_fall_back_to_the_log_line_when_log_skip_is_absent():
+    """Commits without ``log_skip`` still log the reason; we key it by op name."""
+    with recording_skip_reasons(None) as reasons:
+        logging.getLogger("").info(
+            "[Vulkan Partitioner] Due to [no operator implementation], skipping "
+            "[1, 16, 32] = aten.elu.default([1, 16, 32],  ...)"
+        )
+    assert reasons.for_node("anything", "aten.elu.default") == ["no operator implementation"]
+    assert SkipReasons().for_node("n", "aten.x") == [NOT_REPORTED]
+
+
+def test_partitioner_chatter_does_not_reach_the_root_handlers(caplog):
+    from executorch.backends.vulkan.partitioner.vulkan_partitioner import VulkanSupportedOperators
+
+    class FakeNode:
+        op = "call_function"
+        name = "n0"
+        target = "aten.fake.default"
+        args = ()
+        meta: dict = {}
+
+    with caplog.at_level(logging.INFO), recording_skip_reasons(VulkanSupportedOperators) as reasons:
+        try:
+            VulkanSupportedOperators.log_skip(object.__new__(VulkanSupportedOperators), FakeNode(), "why")
+        except Exception:  # noqa: BLE001 - node_io_str may reject the fake node; the hook ran first
+            pass
+    assert reasons.by_node["n0"] == ["why"]
+    assert not [r for r in caplog.records if "Due to" in r.getMessage()]
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "x"])
+def test_positive_size_rejects(bad):
+    from vkbench.graphs import positive_size
+
+    with pytest.raises(ValueError):
+        positive_size(bad)

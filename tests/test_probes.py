@@ -1,0 +1,122 @@
+"""The seed's probe table, reproduced through vkbench's one lowering path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from vkbench.graphs import Fn
+from vkbench.lowering import lower
+from vkbench.reasons import NOT_PARTITIONED, NOT_REPORTED
+
+# (Vulkan programs, sorted distinct CPU ops) -- the seed's output, executorch 1.5.1.
+SEED_TABLE = {
+    "linear_f32": (1, []),
+    "linear_bf16": (0, ["aten.addmm.default", "aten.permute_copy.default"]),
+    "conv2d_batch1": (1, []),
+    "conv2d_batch2": (0, ["aten.convolution.default"]),
+    "elu": (0, ["aten.elu.default"]),
+    "mish": (2, ["aten.log1p.default"]),
+    "var": (0, ["aten.var.correction"]),
+    "conv_transpose1d": (0, ["aten.convolution.default"]),
+    "index_put": (1, ["aten.index_put.default"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_TABLE))
+def test_probe_matches_seed_table(probe_coverage, name):
+    coverage = probe_coverage[name]
+    assert (coverage.vulkan_programs, coverage.cpu_op_names) == SEED_TABLE[name]
+
+
+@pytest.mark.parametrize("name", sorted(SEED_TABLE))
+def test_every_cpu_node_carries_the_partitioners_reason(probe_coverage, name):
+    coverage = probe_coverage[name]
+    assert len(coverage.cpu_nodes) == coverage.nodes_cpu
+    for cpu in coverage.cpu_nodes:
+        assert cpu.reasons, cpu
+        assert all(r.strip() for r in cpu.reasons)
+        # These probes are all rejected by the partitioner itself, not by fallbacks.
+        assert NOT_REPORTED not in cpu.reasons and NOT_PARTITIONED not in cpu.reasons
+
+
+def test_known_reasons(probe_coverage):
+    assert probe_coverage["elu"].reasons_by_op() == {"aten.elu.default": {"no operator implementation": 1}}
+    assert probe_coverage["linear_bf16"].reasons_by_op()["aten.addmm.default"] == {"dtype not supported": 1}
+    assert probe_coverage["conv2d_batch2"].reasons_by_op() == {
+        "aten.convolution.default": {"op args not supported": 1}
+    }
+
+
+def test_node_counts_add_up(probe_coverage):
+    for name, coverage in probe_coverage.items():
+        assert coverage.nodes_total == coverage.nodes_delegated + coverage.nodes_cpu, name
+        assert (coverage.nodes_delegated > 0) == (coverage.vulkan_programs > 0), name
+    assert probe_coverage["elu"].cpu_percent == 100.0
+    assert probe_coverage["linear_f32"].cpu_percent == 0.0
+
+
+def test_stage_seconds_are_measured(probe_coverage):
+    mish = probe_coverage["mish"]
+    assert set(mish.seconds) == {"export", "to_edge", "partition", "preprocess", "to_executorch"}
+    assert all(s >= 0 for s in mish.seconds.values())
+    assert mish.seconds["partition"] > 0 and mish.seconds["preprocess"] > 0
+    assert mish.preprocess_calls == mish.vulkan_programs == 2
+    assert mish.program_bytes and mish.program_bytes > 0
+    assert mish.peak_rss_mb > 100
+    # partition phases add up to the partition stage
+    assert sum(mish.partition_phases.values()) == pytest.approx(mish.seconds["partition"], abs=1e-3)
+
+
+def test_counts_equal_the_seeds_own_counting():
+    """An independent lowering, counted the seed's way, agrees with vkbench."""
+    from executorch.backends.vulkan.partitioner.vulkan_partitioner import VulkanPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    torch.manual_seed(0)
+    model = Fn(lambda t: torch.nn.functional.elu(t) * torch.sigmoid(t))
+    x = torch.randn(1, 16, 32)
+    edge = to_edge_transform_and_lower(torch.export.export(model, (x,)), partitioner=[VulkanPartitioner()])
+    names = [
+        getattr(n.target, "__name__", str(n.target))
+        for n in edge.exported_program().graph.nodes
+        if n.op == "call_function"
+    ]
+    coverage, _ = lower(model, (x,))
+    assert coverage.vulkan_programs == names.count("executorch_call_delegate")
+    assert coverage.cpu_ops == {"aten.elu.default": names.count("aten.elu.default")}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vkbench", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_cli_probe_json_subset():
+    done = _cli("probe", "elu", "linear_bf16", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["probe"]: row for row in json.loads(done.stdout)["probes"]}
+    assert rows["elu"]["cpu_ops"] == {"aten.elu.default": 1}
+    assert rows["elu"]["cpu_nodes"][0]["reasons"] == ["no operator implementation"]
+    assert sorted(rows["linear_bf16"]["cpu_ops"]) == SEED_TABLE["linear_bf16"][1]
+    assert "Due to" not in done.stdout + done.stderr  # partitioner chatter is silenced
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("probe", "nope"), "unknown probe 'nope'"),
+        (("partition", "--blocks", "0"), "positive"),
+        (("partition", "--blocks", "x"), "--blocks"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(args, needle):
+    done = _cli(*args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], done.stderr

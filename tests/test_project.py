@@ -1,0 +1,54 @@
+"""Project wiring: CI runs the README's test command; the asv suite is discoverable."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"^(bash scripts/test)\b.*$", readme, re.M)
+    assert command, "README lost its test command"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(rf"^{re.escape(command.group(1))}\b", ci, re.M)
+    assert "set -euo pipefail" in ci  # pytest's exit 5 (no tests) fails CI
+
+
+def test_benchmark_modules_define_lower_is_better_tracks():
+    sys.path.insert(0, str(ROOT))
+    try:
+        for name in ("bench_probes", "bench_partition"):
+            module = importlib.import_module(f"benchmarks.{name}")
+            classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+                       if c.__module__ == module.__name__]
+            assert classes, name
+            for cls in classes:
+                methods = [m for m in vars(cls) if m.split("_")[0] in {"time", "track", "peakmem"}]
+                assert methods, cls
+                assert len(cls.params) == len(cls.param_names)
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+def test_asv_discovers_the_suite(tmp_path):
+    """``asv check`` imports every benchmark with this interpreter."""
+    config = json.loads(json.dumps({
+        "version": 1, "project": "vkbench-check", "repo": str(ROOT), "branches": ["HEAD"],
+        "environment_type": "virtualenv",
+        "benchmark_dir": str(ROOT / "benchmarks"), "env_dir": str(tmp_path / "env"),
+        "results_dir": str(tmp_path / "results"), "html_dir": str(tmp_path / "html"),
+    }))
+    path = tmp_path / "asv.conf.json"
+    path.write_text(json.dumps(config))
+    done = subprocess.run([sys.executable, "-m", "asv", "check", "--config", str(path),
+                           "-E", f"existing:{sys.executable}"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No problems found" in done.stdout
