@@ -115,8 +115,17 @@ def test_cli_probe_json_subset():
         (("partition", "--blocks", "x"), "--blocks"),
     ],
 )
-def test_cli_bad_input_exits_2_with_one_line(args, needle):
-    done = _cli(*args)
+def test_cli_bad_input_exits_2_with_one_line(args, needle, capsys):
+    from vkbench.cli import main
+
+    assert main(list(args)) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], captured.err
+    assert captured.out == ""
+
+
+def test_cli_bad_input_from_the_shell():
+    done = _cli("partition", "--blocks", "-1")
     assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0], done.stderr
+    assert done.stderr.strip() == "vkbench partition: error: --blocks: size must be a positive integer, got '-1'"
