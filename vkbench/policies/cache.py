@@ -1,0 +1,78 @@
+"""On-disk cache of exported programs, so benchmarks time lowering, not export.
+
+Programs are saved with ``torch.export.save`` under ``$VKBENCH_CACHE`` (default
+``.asv/cache/exported`` in the current directory), in a folder keyed by the
+torch, executorch and lerobot versions; a file per entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from vkbench.lowering import export_program
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("VKBENCH_CACHE") or Path(".asv") / "cache" / "exported")
+    key = "-".join(
+        f"{dist}{_version(dist)}" for dist in ("torch", "executorch", "lerobot")
+    )
+    return base / re.sub(r"[^\w.+-]", "_", key)
+
+
+def cache_path(entry_name: str) -> Path:
+    return cache_dir() / (re.sub(r"[^\w.-]", "_", entry_name) + ".pt2")
+
+
+def load_exported(entry_name: str) -> Any | None:
+    """The cached program of ``entry_name``, or ``None`` (missing or unreadable)."""
+    path = cache_path(entry_name)
+    if not path.is_file():
+        return None
+    try:
+        return torch.export.load(str(path))
+    except Exception:  # noqa: BLE001 - a stale or torn file is a cache miss
+        return None
+
+
+def save_exported(entry_name: str, exported: Any) -> Path | None:
+    """Save ``exported``; returns the path, or ``None`` if it cannot be saved."""
+    path = cache_path(entry_name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        torch.export.save(exported, str(tmp))
+        tmp.replace(path)
+        return path
+    except Exception:  # noqa: BLE001 - caching is best effort
+        return None
+
+
+def exported_program(entry: Any, *, use_cache: bool = True) -> Any:
+    """Export ``entry`` (an :class:`~vkbench.policies.registry.Entry`), through the cache.
+
+    Raises whatever the builder raises (a build failure) or ``LoweringError``
+    with stage ``export``.
+    """
+    if use_cache:
+        cached = load_exported(entry.name)
+        if cached is not None:
+            return cached
+    module, inputs = entry.build()
+    exported = export_program(module, inputs)
+    if use_cache:
+        save_exported(entry.name, exported)
+    return exported

@@ -1,0 +1,83 @@
+"""Entries of the vision-language-action policies (and other hub-backed policies).
+
+pi0, pi05 and SmolVLA are built offline with the backbones reduced in depth and
+width (every op kind kept; the ``reduced`` note says what changed). Policies
+whose ``__init__`` needs files from the Hugging Face hub (configs, tokenizers,
+weights) keep a row blocked at stage ``build`` with the exception, since this
+suite runs with ``HF_HUB_OFFLINE=1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vkbench.policies._features import configure
+from vkbench.policies.registry import register
+
+_IMG = "observation.images.top"
+
+
+def _build_default(policy_type: str, images: dict[str, tuple[int, int, int]], state: int, action: int,
+                   **config_kwargs: Any):
+    """Construct ``policy_type`` from its config offline; raises where it needs the hub."""
+    from lerobot.policies.factory import get_policy_class, make_policy_config
+
+    config = make_policy_config(policy_type, device="cpu", **config_kwargs)
+    configure(config, state=state, action=action, images=images)
+    return get_policy_class(policy_type)(config)
+
+
+def _small_fastwam(kind: str) -> dict[str, Any]:
+    from lerobot.policies.fastwam import configuration_fastwam as cfg
+
+    full = (cfg.default_video_dit_config if kind == "video" else cfg.default_action_dit_config)(7)
+    full.update(hidden_dim=128, ffn_dim=256, num_heads=2, attn_head_dim=64, num_layers=1)
+    return full
+
+
+def _no_wrapper(policy: Any, policy_type: str):
+    raise NotImplementedError(
+        f"{type(policy).__name__} built offline, but vkbench has no export wrapper for {policy_type} yet"
+    )
+
+
+def _hub_entry(policy_type: str, part: str, description: str, *, images=None, state: int = 8,
+               action: int = 7, notes: str = "", reduced: str = "", **config_kwargs: Any) -> None:
+    images = images or {_IMG: (3, 224, 224)}
+
+    def build():
+        kwargs = {k: (v() if callable(v) else v) for k, v in config_kwargs.items()}
+        policy = _build_default(policy_type, images, state, action, **kwargs)
+        return _no_wrapper(policy, policy_type)
+
+    register(f"{policy_type}/{part}", description, notes=notes, slow=True, reduced=reduced)(build)
+
+
+_hub_entry("pi0_fast", "prefix", "PI0-FAST: PaliGemma prefix + autoregressive FAST action tokens",
+           notes="__init__ loads the paligemma and FAST tokenizers from the hub")
+_hub_entry("groot", "model", "GR00T N1.7: Eagle VLM backbone + flow-matching DiT action head",
+           notes="__init__ loads the base model from the hub (base_model_path)")
+_hub_entry("xvla", "model", "X-VLA: Florence-2 encoder + soft-prompted transformer action head",
+           notes="default config has no florence_config.vision_config (normally from the hub checkpoint)")
+_hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
+           notes="needs peft (lerobot[wallx]) and the hub checkpoint")
+_hub_entry("multi_task_dit", "model", "Multi-task DiT: CLIP vision/text encoders + DiT denoiser",
+           notes="__init__ loads CLIP (openai/clip-vit-base-patch16) from the hub")
+_hub_entry("eo1", "model", "EO-1: Qwen2.5-VL backbone with interleaved flow-matching action head",
+           notes="__init__ loads the Qwen2.5-VL config from the hub")
+_hub_entry("evo1", "model", "Evo-1: InternVL3 embedder + flow-matching action head",
+           notes="__init__ loads InternVL3-1B from the hub")
+_hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
+           images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
+           video_dit_config=lambda: _small_fastwam("video"), action_dit_config=lambda: _small_fastwam("action"),
+           reduced="video and action DiTs: 1 layer, 2 heads x 64, hidden 128, ffn 256 (full: 30 layers, "
+           "hidden 3072/1024; random init of the full model exceeds 24 GiB)",
+           notes="two 224x224 cameras (image widths must sum to 448); loads the Wan2.2 VAE/UMT5 from the hub")
+_hub_entry("lingbot_va", "model", "LingBot-VA: Wan video-action transformer + VAE + UMT5 text encoder",
+           num_layers=2, num_attention_heads=2, attention_head_dim=64, ffn_dim=256,
+           reduced="2 layers, 2 heads x 64, ffn 256 (full: 30 layers, 24 x 128, ffn 14336 needs >24 GiB)",
+           notes="loads the VAE/text encoder from the hub (wan_pretrained_path)")
+_hub_entry("molmoact2", "model", "MolmoAct2: Molmo VLM + action expert",
+           notes="__init__ loads the checkpoint from the hub (allenai/MolmoAct2)")
+_hub_entry("vla_jepa", "model", "VLA-JEPA: Qwen3-VL + V-JEPA2 world model + DiT action head",
+           notes="__init__ loads Qwen3-VL and V-JEPA2 from the hub")
