@@ -1,0 +1,146 @@
+"""The published site, made to work offline: vendored assets, landing page, coverage page.
+
+:func:`make_offline` is called after every ``asv publish`` (``vkbench
+publish``/``record`` call it for ``html/releases``; the workflow and the
+README call ``python -m vkbench.site make-offline html`` for ``html/upstream``):
+
+1. copies ``vkbench/site/vendor`` (npm-pinned jQuery, Flot, Bootstrap, ... see
+   :mod:`vkbench.site.assets`) into each asv site under ``<site>/vendor/`` and
+   rewrites that site's ``index.html`` to load them instead of CDN URLs;
+2. writes ``html_root/coverage.html`` (probe/policy x CPU op x partitioner
+   reason, per commit; data embedded as JSON, see :mod:`vkbench.site.coverage`);
+3. writes ``html_root/index.html``, a landing page linking the asv sites and
+   the coverage page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from vkbench.site.assets import ASSETS, VENDOR_DIR, check_vendor
+
+#: asv sites that may live under the html root.
+SITES = ("releases", "upstream")
+_TAG = re.compile(r"<(script|link)\b[^>]*?(?:src|href)=\"(https?://[^\"]+)\"[^>]*>", re.I)
+
+
+def rewrite_index(index: Path) -> list[str]:
+    """Point an asv ``index.html`` at ``vendor/``; return the CDN URLs it replaced."""
+    text = index.read_text()
+    replaced: list[str] = []
+
+    def local(match: re.Match[str]) -> str:
+        tag, url = match.group(1).lower(), match.group(2)
+        asset = next((a for a in ASSETS if a.cdn and a.cdn in url), None)
+        if asset is None:
+            return match.group(0)
+        replaced.append(url)
+        if tag == "script":
+            return f'<script src="vendor/{asset.local}" onerror="js_load_failure()">'
+        return f'<link rel="stylesheet" href="vendor/{asset.local}">'
+
+    text = _TAG.sub(local, text)
+    index.write_text(text)
+    return replaced
+
+
+def external_resources(index: Path) -> list[str]:
+    """Scripts and stylesheets an HTML file still loads from the network."""
+    return [m.group(2) for m in _TAG.finditer(index.read_text())
+            if m.group(1).lower() == "script" or "stylesheet" in m.group(0)]
+
+
+def vendor_site(site: Path) -> list[str]:
+    problems = check_vendor()
+    if problems:
+        raise RuntimeError(f"vendored assets are broken ({'; '.join(problems)}); "
+                           "run python -m vkbench.site vendor")
+    target = site / "vendor"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(VENDOR_DIR, target)
+    return rewrite_index(site / "index.html")
+
+
+def _site_summary(site: Path) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": site.name, "benchmarks": 0, "commits": 0}
+    try:
+        index = json.loads((site / "index.json").read_text())
+        info["benchmarks"] = len(index.get("benchmarks", {}))
+        info["commits"] = len(index.get("revision_to_hash", {}))
+        info["project"] = index.get("project", "")
+    except (OSError, json.JSONDecodeError):
+        pass
+    return info
+
+
+LANDING = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>vkbench</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}}
+li{{margin:.4em 0}}</style>
+</head><body>
+<h1>vkbench: the ExecuTorch Vulkan backend, per commit</h1>
+<ul>
+{items}
+<li><a href="coverage.html">Coverage</a>: probe/policy &times; CPU op &times; partitioner reason, per commit
+({coverage_sets} commit{coverage_s})</li>
+</ul>
+<p>Every page works offline: scripts and styles are vendored (see <code>vendor/manifest.json</code>
+in each site for exact npm versions).</p>
+</body></html>
+"""
+
+_ABOUT = {
+    "releases": "installed-release ledger: one commit per recorded ExecuTorch release (vkbench record)",
+    "upstream": "upstream commit ranges measured by asv run (aot/full build modes)",
+}
+
+
+def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets: list | None = None) -> dict:
+    """Vendor assets into every asv site under ``html_root``; write landing and coverage pages.
+
+    ``coverage``: compute the installed ExecuTorch's probe coverage when not
+    cached (default: yes unless ``$VKBENCH_SITE_COVERAGE=0``); ``coverage_sets``
+    replaces the cached sets (tests).
+    """
+    html_root = Path(html_root)
+    html_root.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"sites": {}, "coverage_sets": 0}
+    items = []
+    for name in SITES:
+        site = html_root / name
+        if not (site / "index.html").exists():
+            continue
+        report["sites"][name] = vendor_site(site)
+        info = _site_summary(site)
+        items.append(f'<li><a href="{name}/index.html">{html.escape(name)}</a>: '
+                     f'{html.escape(_ABOUT.get(name, ""))} ({info["benchmarks"]} benchmarks, '
+                     f'{info["commits"]} commits)</li>')
+    if coverage_sets is None:
+        from vkbench.site import coverage as cov
+
+        if coverage if coverage is not None else os.environ.get("VKBENCH_SITE_COVERAGE", "1") != "0":
+            try:
+                cov.collect()
+            except Exception as error:  # noqa: BLE001 - the page still lists what is cached
+                print(f"vkbench.site: coverage not computed ({type(error).__name__}: {error})",
+                      file=sys.stderr)
+        coverage_sets = cov.stored()
+    from vkbench.site.coverage import render_page
+
+    (html_root / "coverage.html").write_text(render_page(coverage_sets))
+    report["coverage_sets"] = len(coverage_sets)
+    (html_root / "index.html").write_text(LANDING.format(
+        items="\n".join(items) or "<li>no asv site published yet</li>",
+        coverage_sets=len(coverage_sets), coverage_s="" if len(coverage_sets) == 1 else "s"))
+    return report
+
+
+__all__ = ["SITES", "external_resources", "make_offline", "rewrite_index"]

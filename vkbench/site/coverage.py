@@ -1,0 +1,186 @@
+"""Coverage data for the site: probe/policy x CPU op x partitioner reason, per commit.
+
+Rows come from :func:`vkbench.lowering.lower` over the probes (the same call
+the CLI and the suite make), and from ``vkbench.policies`` survey rows when
+that package and a stored survey exist. Each set is filed under the
+ExecuTorch it was computed with (version + upstream ``git_version``, which for
+an ``aot`` build is the measured commit) in ``.asv/coverage/<key>.json``, so a
+publish reuses it and coverage computed inside asv environments (``python -m
+vkbench.site coverage`` run there) shows up next to the installed release's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".asv" / "coverage"
+
+
+def identity() -> dict[str, Any]:
+    from vkbench.versions import executorch_identity
+
+    ident = executorch_identity()
+    return {"version": ident.get("version"), "git_version": ident.get("git_version")}
+
+
+def cache_key(ident: dict[str, Any]) -> str:
+    raw = f"{ident.get('version')}-{(ident.get('git_version') or 'unknown')[:12]}"
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", raw)
+
+
+def _rows_from_coverage(kind: str, name: str, coverage: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    reasons = coverage.get("reasons_by_op") or {}
+    for op, count in sorted((coverage.get("cpu_ops") or {}).items()):
+        for reason, nodes in sorted((reasons.get(op) or {"(no reason recorded)": count}).items()):
+            rows.append({"kind": kind, "name": name, "op": op, "reason": reason, "nodes": nodes})
+    if not rows:
+        rows.append({"kind": kind, "name": name, "op": "", "reason": "all delegated", "nodes": 0})
+    return rows
+
+
+def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dict[str, Any]]:
+    from vkbench.lowering import LoweringError, lower
+    from vkbench.probes import PROBES, build_probe
+
+    rows: list[dict[str, Any]] = []
+    for name in names or list(PROBES):
+        module, inputs = build_probe(name)
+        try:
+            coverage, _ = lower(module, inputs, to_executorch=False)
+        except LoweringError as error:
+            rows.append({"kind": "probe", "name": name, "op": "", "reason": f"FAILED: {error}", "nodes": 0})
+            continue
+        data = coverage.to_json()
+        for row in _rows_from_coverage("probe", name, data):
+            row.update(nodes_total=data["nodes_total"], nodes_cpu=data["nodes_cpu"],
+                       vulkan_programs=data["vulkan_programs"])
+            rows.append(row)
+        if progress:
+            progress(f"coverage: lowered probe {name}")
+    return rows
+
+
+def policy_rows(survey_rows: list[Any] | None = None) -> list[dict[str, Any]]:
+    """Rows from ``vkbench.policies`` survey rows (objects or dicts); [] if unavailable."""
+    if survey_rows is None:
+        return []
+    rows: list[dict[str, Any]] = []
+    for row in survey_rows:
+        data = row.to_json() if hasattr(row, "to_json") else dict(row)
+        name = data.get("entry") or data.get("policy") or "?"
+        if data.get("status") == "lowered" and data.get("coverage"):
+            rows.extend(_rows_from_coverage("policy", name, data["coverage"]))
+        else:
+            stage = data.get("stage") or "?"
+            reason = f"BLOCKED at {stage}: {data.get('error_type', '')} {data.get('error', '')}"
+            rows.append({"kind": "policy", "name": name, "op": "", "reason": reason.strip(), "nodes": 0})
+    return rows
+
+
+def collect(cache: Path = CACHE, *, refresh: bool = False, policies: bool = False,
+            probes: list[str] | None = None) -> dict[str, Any]:
+    """Coverage of the ExecuTorch importable here, from cache unless ``refresh``."""
+    ident = identity()
+    path = cache / f"{cache_key(ident)}.json"
+    if path.exists() and not refresh and not policies:
+        return json.loads(path.read_text())
+    start = time.monotonic()
+    rows = probe_rows(probes, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if policies:
+        try:
+            from vkbench.policies import fast_entries, survey
+
+            rows += policy_rows(survey(fast_entries()))
+        except Exception as error:  # noqa: BLE001 - policies are optional
+            print(f"coverage: policies skipped ({type(error).__name__}: {error})", file=sys.stderr)
+    data = {
+        "executorch": ident, "computed": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seconds": round(time.monotonic() - start, 1), "rows": rows,
+    }
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return data
+
+
+def stored(cache: Path = CACHE) -> list[dict[str, Any]]:
+    """Every coverage set in the cache, oldest computation first."""
+    sets = []
+    for path in sorted(cache.glob("*.json")):
+        try:
+            sets.append(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError):
+            continue
+    return sorted(sets, key=lambda s: s.get("computed", ""))
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>vkbench: Vulkan coverage</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+th{background:#f0f0f0;cursor:pointer}tr.delegated td{color:#2a7}code{font-size:12px}
+select,input{margin:0 1em 1em 0}
+</style></head><body>
+<p><a href="index.html">&larr; vkbench sites</a></p>
+<h1>Vulkan coverage: what stays on the CPU, and why</h1>
+<p>One row per (commit, probe or policy, CPU op, partitioner reason); <em>nodes</em> counts graph nodes.
+Computed with <code>vkbench.lowering.lower</code>; data is embedded below (no network needed).</p>
+<label>commit <select id="commit"></select></label>
+<label>filter <input id="filter" placeholder="op, reason or name"></label>
+<table id="coverage"><thead><tr><th>commit</th><th>kind</th><th>name</th><th>CPU op</th>
+<th>partitioner reason</th><th>nodes</th></tr></thead><tbody></tbody></table>
+<script id="coverage-data" type="application/json">__DATA__</script>
+<script>
+(function () {
+  var sets = JSON.parse(document.getElementById("coverage-data").textContent);
+  var select = document.getElementById("commit"), filter = document.getElementById("filter");
+  var body = document.querySelector("#coverage tbody");
+  function label(s) {
+    var e = s.executorch || {};
+    return (e.version || "?") + (e.git_version ? " @ " + e.git_version.slice(0, 10) : "");
+  }
+  var all = document.createElement("option");
+  all.value = ""; all.textContent = "all"; select.appendChild(all);
+  sets.forEach(function (s, i) {
+    var o = document.createElement("option");
+    o.value = String(i); o.textContent = label(s); select.appendChild(o);
+  });
+  function cell(tr, text) {
+    var td = document.createElement("td"); td.textContent = text; tr.appendChild(td);
+  }
+  function render() {
+    body.innerHTML = "";
+    var needle = filter.value.toLowerCase(), count = 0;
+    sets.forEach(function (s, i) {
+      if (select.value !== "" && select.value !== String(i)) return;
+      s.rows.forEach(function (r) {
+        var text = [r.kind, r.name, r.op, r.reason].join(" ").toLowerCase();
+        if (needle && text.indexOf(needle) < 0) return;
+        var tr = document.createElement("tr");
+        if (!r.op) tr.className = "delegated";
+        [label(s), r.kind, r.name, r.op || "-", r.reason, String(r.nodes)].forEach(function (t) {
+          cell(tr, t);
+        });
+        body.appendChild(tr); count++;
+      });
+    });
+    document.body.setAttribute("data-rows", String(count));
+  }
+  select.onchange = render; filter.oninput = render; render();
+})();
+</script></body></html>
+"""
+
+
+def render_page(sets: list[dict[str, Any]]) -> str:
+    payload = json.dumps(sets).replace("</", "<\\/")
+    return PAGE.replace("__DATA__", payload)
