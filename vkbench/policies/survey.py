@@ -267,7 +267,8 @@ def format_markdown(rows: list[Row]) -> str:
     for b in ranked["by_reason"]:
         ops = ", ".join(f"`{op}` ({n})" for op, n in b.ops.items())
         lines.append(
-            f"| {_md(b.name)} | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} | {b.nodes} | {ops} |"
+            f"| {_md(b.name)} | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} "
+            f"| {b.nodes} | {ops} |"
         )
     return "\n".join(lines)
 

@@ -69,7 +69,8 @@ _hub_entry("evo1", "model", "Evo-1: InternVL3 embedder + flow-matching action he
            notes="__init__ loads InternVL3-1B from the hub")
 _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
-           video_dit_config=lambda: _small_fastwam("video"), action_dit_config=lambda: _small_fastwam("action"),
+           video_dit_config=lambda: _small_fastwam("video"),
+           action_dit_config=lambda: _small_fastwam("action"),
            reduced="video and action DiTs: 1 layer, 2 heads x 64, hidden 128, ffn 256 (full: 30 layers, "
            "hidden 3072/1024; random init of the full model exceeds 24 GiB)",
            notes="two 224x224 cameras (image widths must sum to 448); loads the Wan2.2 VAE/UMT5 from the hub")
