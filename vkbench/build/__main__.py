@@ -80,20 +80,41 @@ def asv_install(argv: list[str]) -> int:
     return 0
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def derived_config(base: Path | None = None, **overrides: object) -> dict:
+    """asv.conf.json with ``overrides``, for a config file stored anywhere.
+
+    asv chdirs to the config file's directory, so ``{conf_dir}`` in the build
+    and install commands would stop pointing at this repository; it is
+    replaced by the repository's absolute path here.
+    """
+    from asv.util import load_json
+
+    config = load_json(str(base or ROOT / "asv.conf.json"), js_comments=True)
+    for key in ("build_command", "install_command", "uninstall_command"):
+        if isinstance(config.get(key), list):
+            config[key] = [c.replace("{conf_dir}", str(ROOT)) for c in config[key]]
+    for key in ("benchmark_dir", "env_dir", "results_dir", "html_dir"):
+        if key in config and not Path(config[key]).is_absolute():
+            config[key] = str(ROOT / config[key])
+    config.update(overrides)
+    return config
+
+
 def conf(argv: list[str]) -> int:
     """Write an asv config for the full mode (both tracer settings), derived from asv.conf.json."""
     parser = argparse.ArgumentParser(prog="python -m vkbench.build conf")
-    parser.add_argument("--config", type=Path, default=Path("asv.conf.json"))
-    parser.add_argument("--out", type=Path, default=Path(".asv/full.conf.json"))
+    parser.add_argument("--config", type=Path, default=ROOT / "asv.conf.json")
+    parser.add_argument("--out", type=Path, default=ROOT / ".asv" / "full.conf.json")
     parser.add_argument("--tracer", default="ON,OFF", help="comma-separated ON/OFF")
     args = parser.parse_args(argv)
-    from asv.util import load_json
-
-    config = load_json(str(args.config), js_comments=True)
+    config = derived_config(args.config)
     config["matrix"] = {"env": {"VKBENCH_BUILD": ["full"],
                                 "VKBENCH_EVENT_TRACER": args.tracer.upper().split(",")}}
     config["install_timeout"] = 6 * 3600
-    config["env_dir"] = ".asv/env-full"
+    config["env_dir"] = str(ROOT / ".asv" / "env-full")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(config, indent=2) + "\n")
     print(args.out)

@@ -1,0 +1,209 @@
+"""The published site works offline: vendored assets, landing page, coverage page.
+
+A tiny asv project (two commits, a stand-in ``bench_partition.PartitionScaling.time_partition``
+that returns at once) is run with ``-E existing`` and published; then
+:func:`vkbench.site.make_offline` rewrites it. Headless Chromium (Debian's
+``chromium``; skipped when absent) loads it from 127.0.0.1 with every other
+host unresolvable, and the DOM (``--dump-dom`` after a virtual-time budget)
+must show the time_partition graph with plotted points: a probe script added
+to a copy of ``index.html`` reads Flot's own plot object.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vkbench.site import external_resources, make_offline
+from vkbench.site.assets import ASSETS, check_vendor
+from vkbench.site.coverage import render_page
+
+pytest.importorskip("asv")
+
+GRAPH = "bench_partition.PartitionScaling.time_partition"
+BENCH = '''
+import time
+
+
+class PartitionScaling:
+    params = [[50, 100]]
+    param_names = ["blocks"]
+
+    def time_partition(self, blocks):
+        time.sleep(blocks * 1e-5)
+'''
+PROBE = """
+<script>
+(function poll() {
+  var plot = window.jQuery && jQuery('#main-graph').data('plot');
+  if (plot) {
+    var points = 0;
+    plot.getData().forEach(function (s) {
+      s.data.forEach(function (d) { if (d && d[1] !== null && !isNaN(d[1])) points++; });
+    });
+    document.body.setAttribute('data-vkbench-points', String(points));
+    document.body.setAttribute('data-vkbench-series', String(plot.getData().length));
+  }
+  if (!plot || !points) setTimeout(poll, 100);
+})();
+</script>
+"""
+COVERAGE_SET = {
+    "executorch": {"version": "1.5.1+cpu", "git_version": "3b60683923245cf472b7323426920e15623ba361"},
+    "computed": "2026-01-01T00:00:00Z", "seconds": 1.0,
+    "rows": [
+        {"kind": "probe", "name": "elu", "op": "aten.elu.default", "reason": "no kernel", "nodes": 1},
+        {"kind": "probe", "name": "linear_f32", "op": "", "reason": "all delegated", "nodes": 0},
+    ],
+}
+
+
+def chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``html/`` with a published, offline-ready ``releases`` site of two commits."""
+    tmp = tmp_path_factory.mktemp("site")
+    repo = tmp / "project"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    commits = []
+    for i, date in enumerate(("2026-01-01T00:00:00+0000", "2026-01-02T00:00:00+0000")):
+        (repo / "RELEASE").write_text(f"{i}\n")
+        _git(repo, "add", "RELEASE")
+        os.environ["GIT_COMMITTER_DATE"] = os.environ["GIT_AUTHOR_DATE"] = date
+        try:
+            _git(repo, "commit", "-q", "-m", f"release {i}")
+        finally:
+            os.environ.pop("GIT_COMMITTER_DATE")
+            os.environ.pop("GIT_AUTHOR_DATE")
+        commits.append(_git(repo, "rev-parse", "HEAD"))
+    bench = tmp / "benchmarks"
+    bench.mkdir()
+    (bench / "__init__.py").write_text("")
+    (bench / "bench_partition.py").write_text(BENCH)
+    config = tmp / "asv.conf.json"
+    config.write_text(json.dumps({
+        "version": 1, "project": "executorch", "repo": str(repo), "branches": ["main"],
+        "environment_type": "existing", "benchmark_dir": str(bench), "env_dir": str(tmp / "env"),
+        "results_dir": str(tmp / "results"), "html_dir": str(tmp / "html" / "releases"),
+    }))
+
+    def asv(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "asv", args[0], "--config", str(config), *args[1:]],
+                       check=True, capture_output=True, text=True, timeout=300)
+
+    asv("machine", "--yes", "--machine", "site-test")
+    for commit in commits:
+        asv("run", "-E", f"existing:{sys.executable}", "--set-commit-hash", commit, "--machine",
+            "site-test", "--quick")
+    asv("publish")
+    make_offline(tmp / "html", coverage_sets=[COVERAGE_SET])
+    return tmp / "html"
+
+
+def test_vendored_assets_match_their_manifest() -> None:
+    assert check_vendor() == []
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / "vkbench/site/vendor/manifest.json").read_text())
+    assert {(a["package"], a["version"]) for a in manifest["assets"]} >= {
+        ("jquery", "3.3.1"), ("flot", "0.8.3"), ("bootstrap", "3.1.1"), ("blueimp-md5", "2.19.0"),
+        ("flot-orderbars", "1.0.0"), ("stupid-table-plugin", "1.1.3")}
+    assert len(manifest["assets"]) == len(ASSETS)
+
+
+def test_index_loads_nothing_from_the_network(site: Path) -> None:
+    index = site / "releases" / "index.html"
+    assert external_resources(index) == []
+    for src in re.findall(r'(?:src|href)="(vendor/[^"]+)"', index.read_text()):
+        assert (site / "releases" / src).is_file(), src
+
+
+def test_landing_and_coverage_pages(site: Path) -> None:
+    landing = (site / "index.html").read_text()
+    assert 'href="releases/index.html"' in landing and 'href="coverage.html"' in landing
+    assert "upstream/index.html" not in landing  # only sites that exist
+    page = (site / "coverage.html").read_text()
+    assert "aten.elu.default" in page and "no kernel" in page
+
+
+def test_coverage_rows_from_a_real_lowering() -> None:
+    from vkbench.site.coverage import probe_rows
+
+    rows = probe_rows(["elu"])
+    assert [(r["name"], r["op"]) for r in rows] == [("elu", "aten.elu.default")]
+    assert rows[0]["nodes"] == 1 and rows[0]["reason"]
+    assert "</script>" not in render_page([{"executorch": {}, "rows": [{"reason": "</script>"}]}]).split(
+        'type="application/json">')[1].split("</script>")[0]
+
+
+@pytest.fixture(scope="module")
+def server(site: Path) -> Iterator[str]:
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def dump_dom(url: str, tmp: Path, budget_ms: int = 15000) -> str:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("chromium not installed (apt-get install -y chromium chromium-driver)")
+    profile = tmp / "profile"
+    profile.mkdir(exist_ok=True)
+    command = [
+        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+        # only 127.0.0.1 resolves: a CDN reference would fail, not silently load
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        f"--virtual-time-budget={budget_ms}", "--dump-dom", url,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_time_partition_graph_has_points_offline(site: Path, server: str, tmp_path: Path) -> None:
+    index = site / "releases" / "index.html"
+    probe = index.with_name("probe.html")
+    probe.write_text(index.read_text().replace("</body>", PROBE + "</body>"))
+    dom = dump_dom(f"{server}/releases/probe.html#{GRAPH}", tmp_path)
+    assert "error.html" not in dom and "Can't load" not in dom
+    points = re.search(r'data-vkbench-points="(\d+)"', dom)
+    assert points, dom[-3000:]
+    assert int(points.group(1)) >= 2  # two commits (per plotted series)
+    assert re.search(r'data-vkbench-series="[1-9]', dom)
+
+
+def test_coverage_page_renders_offline(site: Path, server: str, tmp_path: Path) -> None:
+    dom = dump_dom(f"{server}/coverage.html", tmp_path, budget_ms=3000)
+    assert re.search(r'data-rows="2"', dom), dom[-2000:]
+    assert "aten.elu.default" in dom
