@@ -74,3 +74,21 @@ def test_derived_config_points_at_the_ledger(ledger_paths, monkeypatch):
     assert config["results_dir"] == str(ledger.RESULTS_DIR)
     assert config["html_dir"].endswith("html/releases")
     assert "build_command" not in config
+
+
+def test_results_are_filed_under_a_path_independent_environment(ledger_paths):
+    machine = ledger.RESULTS_DIR / "m"
+    machine.mkdir(parents=True)
+    commit = "3" * 40
+    first = {"commit_hash": commit, "env_name": "existing-py_a_bin_python", "date": 1,
+             "params": {"machine": "m", "python": "/a/bin/python"}, "python": "/a/bin/python",
+             "results": {"b.track_x": [[1]]}, "durations": {}}
+    (machine / f"{commit[:8]}-existing-py_a_bin_python.json").write_text(json.dumps(first))
+    target = ledger.normalize_results(commit, "m")
+    second = dict(first, env_name="existing-py_b_bin_python", results={"b.track_y": [[2]]}, date=2)
+    (machine / f"{commit[:8]}-existing-py_b_bin_python.json").write_text(json.dumps(second))
+    assert ledger.normalize_results(commit, "m") == target
+    data = json.loads(target.read_text())
+    assert [p.name for p in machine.iterdir()] == [target.name]
+    assert data["params"]["python"] == data["python"] == target.name.split("-py")[1][:-5]
+    assert set(data["results"]) == {"b.track_x", "b.track_y"}  # -b subsets accumulate

@@ -124,6 +124,44 @@ def rekey_results(renamed: dict[str, str]) -> None:
             path.rename(path.with_name(renamed[old][:8] + path.name[8:]))
 
 
+def stable_env_name() -> str:
+    """Environment identity for results, independent of where the checkout lives."""
+    return f"existing-py{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def normalize_results(commit: str, machine: str) -> Path | None:
+    """Merge this run's results into one file keyed by a path-independent environment.
+
+    ``asv run -E existing:/path/to/python`` names the environment, and the
+    ``python`` graph parameter, after the interpreter's path, which would put
+    each checkout (and each release's venv) on a separate graph. We file the
+    results as ``existing-py3.12`` with ``python`` = ``3.12``, merging into any
+    earlier results for the same commit so ``-b`` subsets accumulate.
+    """
+    folder = RESULTS_DIR / machine
+    target_name = stable_env_name()
+    target = folder / f"{commit[:8]}-{target_name}.json"
+    merged = json.loads(target.read_text()) if target.exists() else None
+    for path in sorted(folder.glob(f"{commit[:8]}-existing-*.json")):
+        if path == target:
+            continue
+        data = json.loads(path.read_text())
+        if merged is None:
+            merged = data
+        else:
+            merged["results"].update(data.get("results", {}))
+            merged.setdefault("durations", {}).update(data.get("durations", {}))
+            merged["date"] = data.get("date", merged.get("date"))
+        path.unlink()
+    if merged is None:
+        return None
+    merged["env_name"] = target_name
+    merged.setdefault("params", {})["python"] = f"{sys.version_info.major}.{sys.version_info.minor}"
+    merged["python"] = merged["params"]["python"]
+    target.write_text(json.dumps(merged))
+    return target
+
+
 def ensure_installed_release() -> Release:
     """Add the installed ExecuTorch to the manifest and ledger; return it with its hash."""
     identity = executorch_identity()
@@ -195,6 +233,7 @@ def record_installed(asv_args: list[str], publish_site: bool = True, **kwargs: b
     code = _asv("run", "--config", str(config), "-E", f"existing:{sys.executable}",
                 "--set-commit-hash", str(release.commit), "--machine", machine,
                 "--show-stderr", *asv_args)
+    normalize_results(str(release.commit), machine)
     if publish_site:
         code = publish() or code
     return code
