@@ -163,8 +163,11 @@ def test_coverage_rows_from_a_real_lowering() -> None:
 
 @pytest.fixture(scope="module")
 def server(site: Path) -> Iterator[str]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -196,7 +199,7 @@ def test_time_partition_graph_has_points_offline(site: Path, server: str, tmp_pa
     probe = index.with_name("probe.html")
     probe.write_text(index.read_text().replace("</body>", PROBE + "</body>"))
     dom = dump_dom(f"{server}/releases/probe.html#{GRAPH}", tmp_path)
-    assert "error.html" not in dom and "Can't load" not in dom
+    assert 'id="main-graph"' in dom  # still on index (a failed script load navigates to error.html)
     points = re.search(r'data-vkbench-points="(\d+)"', dom)
     assert points, dom[-3000:]
     assert int(points.group(1)) >= 2  # two commits (per plotted series)
