@@ -1,0 +1,474 @@
+"""``full`` build mode: an ExecuTorch Python runtime that has the Vulkan backend.
+
+The PyPI ``executorch`` wheel ships the Vulkan partitioner (Python) but no
+Vulkan runtime. Since 1.5 the Linux wheel's runtime is a set of shared
+libraries: ``extension/pybindings/_C`` needs ``lib/libexecutorch.so`` (core)
+and one ``lib/libexecutorch_backend_<name>.so`` per backend, each of which
+registers itself with the core's backend registry when loaded. So the
+default, minimal mode here (``--mode overlay``) builds only what is missing:
+
+1. ``backends/vulkan`` of the given ExecuTorch checkout (its own
+   ``CMakeLists.txt``, shaders compiled by a recent ``glslc`` from
+   :mod:`vkbench.build.glslc`) as a shared ``libexecutorch_backend_vulkan.so``
+   linked against the installed wheel's ``libexecutorch.so``;
+2. a private venv (``--out``) whose ``site-packages`` holds a copy of the
+   installed ``executorch`` package plus that library, with ``_C`` patched
+   (``patchelf --add-needed``) to load it, and a ``.pth`` line that makes the
+   base environment's packages (torch, ...) importable, so no package is
+   downloaded or rebuilt;
+3. a check that ``Runtime.get().backend_registry.is_available("VulkanBackend")``
+   is true in that venv (without a registered backend the build fails).
+
+``--tracer on|off`` compiles the Vulkan backend with or without
+``ET_EVENT_TRACER_ENABLED`` (with it, every dispatch takes 2 of the
+QueryPool's 4096 timestamps, which caps a delegate near 2000 dispatches).
+The core (``libexecutorch.so``) stays the wheel's, which is built with the
+tracer ON; only the Vulkan backend's hooks change.
+
+``--mode wheel`` instead runs ``pip wheel`` on the whole checkout with
+``EXECUTORCH_BUILD_VULKAN=ON`` (hours on 2 cores; needs every submodule) and
+installs it into ``--out``; the same check applies.
+
+``ccache`` is used when it is on ``PATH``. A heartbeat line is printed at least
+every ``--heartbeat`` seconds so asv's inactivity timeout never fires. The
+checkout's torch pin (``torch_pin.py``) is reported next to the torch in use.
+
+Entry point: :func:`main` (``python -m vkbench.build full ...``, or
+``python -m vkbench.build.full ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+from vkbench.build.glslc import DEFAULT_CACHE as GLSLC_CACHE
+from vkbench.build.glslc import ensure_glslc
+from vkbench.build.glslc import version as glslc_version
+
+VULKAN_SUBMODULES = (
+    "backends/vulkan/third-party/Vulkan-Headers/include/vulkan/vulkan.h",
+    "backends/vulkan/third-party/volk/volk.c",
+    "backends/vulkan/third-party/VulkanMemoryAllocator/include/vk_mem_alloc.h",
+)
+LIB_NAME = "libexecutorch_backend_vulkan.so"
+CHECK_SNIPPET = textwrap.dedent("""\
+    import json, logging, executorch, executorch.version as v, torch
+    logging.disable(logging.INFO)
+    from executorch.runtime import Runtime
+    r = Runtime.get().backend_registry
+    info = {'vulkan': r.is_available('VulkanBackend'), 'backends': sorted(r.registered_backend_names),
+            'executorch': v.__version__, 'git_version': v.git_version, 'torch': torch.__version__,
+            'torch_file': torch.__file__, 'package': executorch.__path__[0]}
+    # The runtime must also execute: _C inlines torch's TensorImpl, so a torch
+    # other than the one the wheel was built with fails every execute
+    # ("tensor does not have a device" for executorch 1.5.1 with torch 2.11).
+    try:
+        from executorch.exir import to_edge_transform_and_lower
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x * 2.0 + 1.0
+        x = torch.randn(1, 8)
+        pte = to_edge_transform_and_lower(torch.export.export(M(), (x,))).to_executorch().buffer
+        out = Runtime.get().load_program(pte).load_method('forward').execute([x])[0]
+        info['portable_execute'] = 'ok' if torch.allclose(out, x * 2.0 + 1.0) else 'wrong result'
+    except Exception as error:
+        info['portable_execute'] = (type(error).__name__ + ': ' + str(error)).splitlines()[0]
+    print(json.dumps(info))
+""")
+
+
+def log(message: str) -> None:
+    print(f"[vkbench.build.full] {time.strftime('%H:%M:%S')} {message}", flush=True)
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def run(
+    command: list[str],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    heartbeat: float = 30.0,
+    log_file: Path | None = None,
+) -> None:
+    """Run ``command`` streaming its output; print a heartbeat while it is quiet."""
+    log("$ " + " ".join(str(c) for c in command))
+    start = time.monotonic()
+    last = [time.monotonic()]
+    process = subprocess.Popen(
+        [str(c) for c in command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        bufsize=1,
+    )
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(5.0):
+            if time.monotonic() - last[0] >= heartbeat:
+                log(f"... still running ({time.monotonic() - start:.0f}s): {Path(str(command[0])).name}")
+                last[0] = time.monotonic()
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    tail: list[str] = []
+    sink = open(log_file, "a") if log_file else None  # noqa: SIM115
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if sink:
+                sink.write(line)
+            tail = (tail + [line.rstrip()])[-40:]
+            print(line, end="", flush=True)
+            last[0] = time.monotonic()
+        code = process.wait()
+    finally:
+        done.set()
+        thread.join()
+        if sink:
+            sink.close()
+    if code != 0:
+        raise BuildError(f"exit {code}: {' '.join(map(str, command))}\n" + "\n".join(tail[-15:]))
+
+
+def torch_pin(checkout: Path) -> dict[str, str | None]:
+    """The checkout's torch pin (``torch_pin.py``) and the torch in use."""
+    pin: dict[str, str | None] = {"torch_pin": None, "nightly_pin": None}
+    path = checkout / "torch_pin.py"
+    if path.exists():
+        text = path.read_text()
+        for key, name in (("torch_pin", "TORCH_VERSION"), ("nightly_pin", "NIGHTLY_VERSION")):
+            match = re.search(rf"^{name}\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+            pin[key] = match.group(1) if match else None
+    try:
+        import torch
+
+        pin["torch_installed"] = torch.__version__
+    except Exception:  # noqa: BLE001
+        pin["torch_installed"] = None
+    return pin
+
+
+def checkout_version(checkout: Path) -> str | None:
+    path = checkout / "version.txt"
+    return path.read_text().strip() if path.exists() else None
+
+
+def installed_executorch() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch")
+    if spec is None or not spec.submodule_search_locations:
+        raise BuildError("executorch is not installed in this Python")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _flatc(package: Path, override: str | None) -> Path:
+    for candidate in (override, package / "data/bin/flatc", shutil.which("flatc")):
+        if candidate and Path(candidate).exists():
+            return Path(candidate)
+    raise BuildError("no flatc (the executorch wheel ships data/bin/flatc; or pass --flatc)")
+
+
+def _et_root(checkout: Path, build_dir: Path) -> Path:
+    """A path ending in ``executorch`` for ``#include <executorch/...>``."""
+    if checkout.name == "executorch":
+        return checkout
+    link_parent = build_dir / "root"
+    link_parent.mkdir(parents=True, exist_ok=True)
+    link = link_parent / "executorch"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(checkout)
+    return link
+
+
+def overlay_cmakelists(et_root: Path, core_lib: Path, flatc: Path, tracer: bool, python: str) -> str:
+    defines = ["C10_USING_CUSTOM_GENERATED_MACROS"] + (["ET_EVENT_TRACER_ENABLED"] if tracer else [])
+    return textwrap.dedent(
+        f"""\
+        # Written by vkbench.build.full: ExecuTorch's backends/vulkan as a shared
+        # library on top of an installed wheel's libexecutorch.so.
+        cmake_minimum_required(VERSION 3.19)
+        project(vkbench_vulkan_overlay C CXX)
+        set(CMAKE_CXX_STANDARD 17)
+        set(CMAKE_CXX_STANDARD_REQUIRED ON)
+        set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+        set(BUILD_SHARED_LIBS ON)
+        set(EXECUTORCH_ROOT "{et_root}")
+        set(PYTHON_EXECUTABLE "{python}")
+        set(EXECUTORCH_BUILD_VULKAN ON)
+        set(_vulkan_schema__srcs backends/vulkan/serialization/schema.fbs)
+        add_library(executorch_core SHARED IMPORTED GLOBAL)
+        set_target_properties(executorch_core PROPERTIES
+          IMPORTED_LOCATION "{core_lib}"
+          INTERFACE_COMPILE_DEFINITIONS "{";".join(defines)}")
+        add_executable(flatc IMPORTED GLOBAL)
+        set_target_properties(flatc PROPERTIES IMPORTED_LOCATION "{flatc}")
+        add_subdirectory("{et_root}/backends/vulkan" vulkan)
+        # EXECUTORCH_ROOT may be a symlink named executorch; "<it>/.." would
+        # resolve through the link, so put its own parent first.
+        target_include_directories(vulkan_backend BEFORE PRIVATE "{et_root.parent}"
+          "{et_root}/runtime/core/portable_type/c10")
+        # The 1.5 wheel's _C exports its own volk (volkInitialize, ...): without
+        # -Bsymbolic our volkInitialize call binds to _C's copy, which fills
+        # _C's function pointers and leaves ours NULL (SIGSEGV in vkapi::Runtime).
+        target_link_options(vulkan_backend PRIVATE "LINKER:-Bsymbolic")
+        set_target_properties(vulkan_backend PROPERTIES
+          OUTPUT_NAME executorch_backend_vulkan
+          BUILD_RPATH "$ORIGIN" INSTALL_RPATH "$ORIGIN")
+        """
+    )
+
+
+def build_overlay(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path:
+    missing = [p for p in VULKAN_SUBMODULES if not (checkout / p).exists()]
+    if missing:
+        raise BuildError("Vulkan submodules missing in the checkout: " + ", ".join(missing))
+    if not (checkout / "third-party/flatbuffers/include/flatbuffers/flatbuffers.h").exists():
+        raise BuildError("third-party/flatbuffers (headers) missing in the checkout")
+    package = installed_executorch()
+    core_lib = package / "lib/libexecutorch.so"
+    if not core_lib.exists():
+        raise BuildError(f"{core_lib} missing: overlay mode needs a wheel with a shared core (>= 1.5)")
+    build_dir = args.build_dir or (args.out.parent / f"build-{args.out.name}")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source_dir = build_dir / "overlay-src"
+    source_dir.mkdir(exist_ok=True)
+    et_root = _et_root(checkout, build_dir)
+    (source_dir / "CMakeLists.txt").write_text(
+        overlay_cmakelists(
+            et_root, core_lib, _flatc(package, args.flatc), args.tracer == "on", sys.executable
+        )
+    )
+    env = dict(os.environ)
+    env["PATH"] = f"{glslc.parent}{os.pathsep}{env.get('PATH', '')}"
+    cmake = [
+        "cmake",
+        "-S",
+        source_dir,
+        "-B",
+        build_dir / "cmake",
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DGLSLC_PATH={glslc}",
+        f"-DEXECUTORCH_VULKAN_SHADER_COMPILE_NTHREADS={args.jobs}",
+    ]
+    if shutil.which("ccache") and not args.no_ccache:
+        cmake += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+        log("ccache: on")
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    log_file = build_dir / "build.log"
+    run(cmake, env=env, heartbeat=args.heartbeat, log_file=log_file)
+    run(
+        nice + ["cmake", "--build", build_dir / "cmake", "--target", "vulkan_backend", "-j", str(args.jobs)],
+        env=env,
+        heartbeat=args.heartbeat,
+        log_file=log_file,
+    )
+    lib = build_dir / "cmake/vulkan" / LIB_NAME
+    if not lib.exists():
+        raise BuildError(f"{lib} was not produced")
+    return lib
+
+
+def make_venv(out: Path, package: Path, lib: Path, extra_sites: list[Path] | None = None) -> Path:
+    """A venv with a patched copy of ``executorch`` and the base env on a .pth.
+
+    ``extra_sites`` (e.g. a site dir holding the torch the wheel was built
+    with) go on the .pth ahead of the base environment.
+    """
+    if out.exists():
+        shutil.rmtree(out)
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    run([base_python, "-m", "venv", "--without-pip", out])
+    python = out / "bin/python"
+    purelib = Path(
+        subprocess.check_output(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+        ).strip()
+    )
+    # Packages of the environment we were run from (torch, numpy, ...) come after ours.
+    sites = [str(Path(p).absolute()) for p in (extra_sites or [])] + [sysconfig.get_paths()["purelib"]]
+    (purelib / "vkbench-base-env.pth").write_text("\n".join(sites) + "\n")
+    target = purelib / "executorch"
+    log(f"copy {package} -> {target}")
+    shutil.copytree(package, target, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(lib, target / "lib" / LIB_NAME)
+    for ext in sorted((target / "extension/pybindings").glob("_C*.so")):
+        needed = subprocess.check_output(["patchelf", "--print-needed", ext], text=True).split()
+        if LIB_NAME not in needed:
+            run(["patchelf", "--add-needed", LIB_NAME, ext])
+    return python
+
+
+def build_wheel(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path:
+    """Untested on this project's machines: full ``pip wheel`` of the checkout."""
+    env = dict(os.environ)
+    env["PATH"] = f"{glslc.parent}{os.pathsep}{env.get('PATH', '')}"
+    cmake_args = [
+        "-DEXECUTORCH_BUILD_VULKAN=ON",
+        f"-DEXECUTORCH_ENABLE_EVENT_TRACER={'ON' if args.tracer == 'on' else 'OFF'}",
+        f"-DGLSLC_PATH={glslc}",
+    ]
+    if shutil.which("ccache") and not args.no_ccache:
+        cmake_args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    env["CMAKE_ARGS"] = " ".join(cmake_args)
+    env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(args.jobs)
+    wheel_dir = args.out.parent / f"wheel-{args.out.name}"
+    wheel_dir.mkdir(parents=True, exist_ok=True)
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    run(
+        nice
+        + [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-v",
+            "-w",
+            wheel_dir,
+            checkout,
+        ],
+        env=env,
+        heartbeat=args.heartbeat,
+    )
+    wheels = sorted(wheel_dir.glob("executorch-*.whl"), key=lambda p: p.stat().st_mtime)
+    if not wheels:
+        raise BuildError(f"no wheel in {wheel_dir}")
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", args.out])
+    python = args.out / "bin/python"
+    (
+        Path(
+            subprocess.check_output(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+            ).strip()
+        )
+        / "vkbench-base-env.pth"
+    ).write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", wheels[-1]])
+    return python
+
+
+def verify(python: Path) -> dict:
+    """Import the built runtime in ``python``; fail unless VulkanBackend is registered."""
+    result = subprocess.run(
+        [python, "-c", CHECK_SNIPPET], capture_output=True, text=True, cwd="/", timeout=600
+    )
+    line = (result.stdout.strip().splitlines() or [""])[-1]
+    try:
+        info = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise BuildError(f"check failed (exit {result.returncode}):\n{result.stderr[-3000:]}") from error
+    if not info.get("vulkan"):
+        raise BuildError(f"VulkanBackend is not registered in the built runtime: {info}")
+    if info.get("portable_execute") != "ok":
+        log(
+            f"WARNING: the runtime registers VulkanBackend but cannot execute a CPU program with torch "
+            f"{info.get('torch')}: {info.get('portable_execute')}. Use the torch the executorch wheel was "
+            "built with (executorch 1.5.1: torch 2.13.0) via --extra-site."
+        )
+    return info
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m vkbench.build full",
+        description="Build an ExecuTorch runtime with the Vulkan backend.",
+    )
+    parser.add_argument("checkout", type=Path, help="ExecuTorch source checkout (with the Vulkan submodules)")
+    parser.add_argument("--out", type=Path, required=True, help="venv to create (outside the git repo)")
+    parser.add_argument("--tracer", choices=("on", "off"), default="on", help="event tracer (default on)")
+    parser.add_argument("--mode", choices=("overlay", "wheel"), default="overlay")
+    parser.add_argument("--build-dir", type=Path, default=None, help="default: <out>/../build-<out name>")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--nice", type=int, default=19, help="niceness of the compile (0: none)")
+    parser.add_argument("--glslc", default=None, help="glslc to use (default: vkbench.build.glslc)")
+    parser.add_argument("--glslc-cache", type=Path, default=GLSLC_CACHE)
+    parser.add_argument("--flatc", default=None, help="flatc (default: the wheel's data/bin/flatc)")
+    parser.add_argument(
+        "--extra-site",
+        type=Path,
+        action="append",
+        default=[],
+        help="site dir put ahead of this env's on the venv's path (e.g. one with torch 2.13)",
+    )
+    parser.add_argument("--no-ccache", action="store_true")
+    parser.add_argument("--heartbeat", type=float, default=30.0, help="max seconds without output")
+    parser.add_argument("--json", type=Path, default=None, help="write the build record here")
+    args = parser.parse_args(argv)
+    args.out = args.out.absolute()
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    checkout = args.checkout.resolve()
+    start = time.monotonic()
+    record: dict = {
+        "mode": args.mode,
+        "tracer": args.tracer,
+        "checkout": str(checkout),
+        "checkout_version": checkout_version(checkout),
+        **torch_pin(checkout),
+    }
+    log(
+        f"checkout {checkout} (version.txt {record['checkout_version']}); "
+        f"torch pin {record['torch_pin']}, torch in use {record['torch_installed']}"
+    )
+    if (
+        record["torch_pin"]
+        and record["torch_installed"]
+        and not record["torch_installed"].startswith(record["torch_pin"])
+    ):
+        log("note: the checkout pins a different torch than the one in use")
+    try:
+        glslc = Path(args.glslc) if args.glslc else ensure_glslc(args.glslc_cache)
+        record["glslc"] = f"{glslc} ({glslc_version(glslc)})"
+        log(f"glslc: {record['glslc']}")
+        if args.mode == "overlay":
+            lib = build_overlay(args, checkout, glslc)
+            record["library"] = str(lib)
+            python = make_venv(args.out, installed_executorch(), lib, args.extra_site)
+        else:
+            python = build_wheel(args, checkout, glslc)
+        record["python"] = str(python)
+        record["check"] = verify(python)
+    except BuildError as error:
+        record["error"] = str(error)
+        log(f"FAILED: {error}")
+        return 1
+    finally:
+        record["seconds"] = round(time.monotonic() - start, 1)
+        if args.json:
+            args.json.write_text(json.dumps(record, indent=2) + "\n")
+    check = record["check"]
+    log(f"ok in {record['seconds']}s: {python} registers VulkanBackend; backends {check['backends']}")
+    print(json.dumps(record, indent=2), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

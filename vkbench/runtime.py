@@ -1,0 +1,409 @@
+"""Run lowered programs on the ExecuTorch runtime (``executorch.runtime``).
+
+The PyPI wheel has no Vulkan runtime; a build from ``python -m vkbench.build
+full`` has one. Everything here first asks the runtime whether
+``VulkanBackend`` is registered and, when it is not, raises
+``NotImplementedError`` with the reason (asv's "skip").
+
+Programs are lowered by :func:`vkbench.lowering.lower` (``keep_program=True``),
+the project's one lowering path; the ``.pte`` bytes are ``program.buffer``.
+
+Partitioner texture limits: ``VKBENCH_TEXTURE_LIMITS="x,y,z"`` if set, else the
+device's ``maxImageDimension3D`` read from ``vulkaninfo`` when it is below the
+partitioner's default 16384 (Mesa lavapipe: 4096), else the default.
+
+The step limit (largest ``n`` for which ``Many(n)`` executes) is found by
+doubling then bisection (:func:`find_step_limit`); every probe runs in a fresh child process (``python -m
+vkbench.runtime probe N``) with a freshly loaded program, so a probe that
+aborts the process (a ``VK_CHECK`` that is not caught) is recorded as a
+failure instead of ending the benchmark run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vkbench.compat import safe_import
+
+_runtime = safe_import("executorch.runtime")
+
+BACKEND = "VulkanBackend"
+#: The partitioner's default texture limits.
+DEFAULT_TEXTURE_LIMIT = 16384
+#: ``Many(n)`` sizes measured by the runtime benchmarks.
+MANY_SIZES = (500, 1000, 1500, 2000, 4000)
+#: Upper end of the step-limit bisection (``VKBENCH_STEP_CAP`` overrides).
+STEP_CAP = int(os.environ.get("VKBENCH_STEP_CAP", "4096"))
+#: First size the step-limit search tries (then it doubles).
+STEP_START = int(os.environ.get("VKBENCH_STEP_START", "256"))
+#: Seconds one probe child may take.
+PROBE_TIMEOUT = float(os.environ.get("VKBENCH_PROBE_TIMEOUT", "900"))
+
+
+# --------------------------------------------------------------------------- status
+
+
+def _registry() -> Any:
+    return _runtime.Runtime.get().backend_registry  # type: ignore[union-attr]
+
+
+def vulkan_registered() -> tuple[bool, str]:
+    """``(registered, reason)`` for the Vulkan backend in this Python's runtime."""
+    if not _runtime:
+        try:
+            _runtime.Runtime  # noqa: B018 - raises NotImplementedError with the import error
+        except NotImplementedError as error:
+            return False, str(error)
+    try:
+        registry = _registry()
+        if registry.is_available(BACKEND):
+            return True, f"{BACKEND} is registered"
+        names = ", ".join(registry.registered_backend_names) or "none"
+    except Exception as error:  # noqa: BLE001
+        return False, f"executorch.runtime failed: {type(error).__name__}: {error}"
+    return False, (
+        f"no Vulkan runtime: {BACKEND} is not registered in this executorch "
+        f"(registered: {names}); the PyPI wheel has none, build one with "
+        "`python -m vkbench.build full`"
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def vulkan_devices() -> dict[str, Any]:
+    """Devices ``vulkaninfo --summary`` lists (``available`` None without vulkaninfo)."""
+    tool = shutil.which("vulkaninfo")
+    if tool is None:
+        return {"vulkaninfo": None, "available": None, "devices": [], "error": "vulkaninfo not on PATH"}
+    try:
+        result = subprocess.run([tool, "--summary"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:
+        return {"vulkaninfo": tool, "available": None, "devices": [], "error": str(error)}
+    devices: list[dict[str, str]] = []
+    for block in re.split(r"\n(?=GPU\d+:)", result.stdout):
+        name = re.search(r"deviceName\s*=\s*(.+)", block)
+        if name:
+            kind = re.search(r"deviceType\s*=\s*(\S+)", block)
+            api = re.search(r"apiVersion\s*=\s*(\S+)", block)
+            devices.append(
+                {
+                    "name": name.group(1).strip(),
+                    "type": kind.group(1) if kind else "",
+                    "api": api.group(1) if api else "",
+                }
+            )
+    info: dict[str, Any] = {"vulkaninfo": tool, "available": bool(devices), "devices": devices}
+    if result.returncode != 0 and not devices:
+        info["error"] = (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[-1]
+    return info
+
+
+@functools.lru_cache(maxsize=1)
+def device_max_image_3d() -> int | None:
+    """Smallest ``maxImageDimension3D`` over the devices ``vulkaninfo`` reports."""
+    tool = shutil.which("vulkaninfo")
+    if tool is None:
+        return None
+    try:
+        out = subprocess.run([tool], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    values = [int(v) for v in re.findall(r"maxImageDimension3D\s*=\s*(\d+)", out)]
+    return min(values) if values else None
+
+
+def texture_limits() -> tuple[int, int, int] | None:
+    """Texture limits to give the partitioner (None: its default)."""
+    env = os.environ.get("VKBENCH_TEXTURE_LIMITS", "").strip()
+    if env:
+        parts = [int(p) for p in re.split(r"[,x ]+", env) if p]
+        if len(parts) == 1:
+            parts *= 3
+        if len(parts) != 3:
+            raise ValueError(f"VKBENCH_TEXTURE_LIMITS must be 'x,y,z' or one number, got {env!r}")
+        return (parts[0], parts[1], parts[2])
+    limit = device_max_image_3d()
+    if limit is not None and limit < DEFAULT_TEXTURE_LIMIT:
+        return (limit, limit, limit)
+    return None
+
+
+def partitioner_options() -> dict[str, Any]:
+    limits = texture_limits()
+    return {"texture_limits": limits} if limits else {}
+
+
+def vulkan_runtime_status() -> dict[str, Any]:
+    """What ``vkbench doctor`` shows about running programs on Vulkan."""
+    registered, reason = vulkan_registered()
+    status: dict[str, Any] = {
+        "vulkan_backend_registered": registered,
+        "reason": reason,
+        "backends": [],
+    }
+    try:
+        status["backends"] = sorted(_registry().registered_backend_names)
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from executorch import version
+
+        status["executorch"] = version.__version__
+    except Exception:  # noqa: BLE001
+        status["executorch"] = None
+    devices = vulkan_devices()
+    status["vulkan_device_present"] = devices["available"]
+    status["vulkan_devices"] = devices["devices"]
+    status["vulkaninfo"] = devices["vulkaninfo"]
+    if "error" in devices:
+        status["vulkaninfo_error"] = devices["error"]
+    status["runnable"] = bool(registered and devices["available"] is not False)
+    return status
+
+
+def require_vulkan_runtime() -> None:
+    """Raise ``NotImplementedError`` (asv skip) unless VulkanBackend is registered."""
+    registered, reason = vulkan_registered()
+    if not registered:
+        raise NotImplementedError(reason)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def lower_many(n: int) -> tuple[Any, bytes]:
+    """``(coverage, pte_bytes)`` for ``Many(n)`` lowered with the Vulkan partitioner."""
+    from vkbench.graphs import Many
+    from vkbench.lowering import lower
+
+    coverage, program = lower(
+        Many(n), Many.example_inputs(), partitioner_options=partitioner_options(), keep_program=True
+    )
+    return coverage, bytes(program.buffer)
+
+
+def load_method(pte: bytes, name: str = "forward") -> Any:
+    """A freshly loaded method (a new Program each time: Program caches methods)."""
+    require_vulkan_runtime()
+    program = _runtime.Runtime.get().load_program(pte, verification=_runtime.Verification.Minimal)  # type: ignore[union-attr]
+    method = program.load_method(name)
+    method._vkbench_program = program  # keep the program (and its bytes) alive with the method
+    return method
+
+
+def many_input(seed: int = 0) -> Any:
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(1, 64, generator=generator)
+
+
+def many_eager(n: int, x: Any) -> Any:
+    import torch
+
+    from vkbench.graphs import Many
+
+    with torch.no_grad():
+        return Many(n)(x)
+
+
+def max_abs_diff(a: Any, b: Any) -> float:
+    return float((a.float() - b.float()).abs().max())
+
+
+@dataclass
+class Probe:
+    """One ``Many(n)`` run on the runtime: did it execute, and how close to eager."""
+
+    n: int
+    ok: bool = False
+    stage: str = ""
+    error: str = ""
+    max_abs_diff: float = math.nan
+    vulkan_programs: int = 0
+    cpu_nodes: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def probe_many(n: int, save: str | os.PathLike[str] | None = None) -> Probe:
+    """Lower, load and execute ``Many(n)`` in this process; never raises.
+
+    ``save``: write the ``.pte`` there (before loading it).
+    """
+    probe = Probe(n)
+    stage = "lower"
+    try:
+        start = time.perf_counter()
+        coverage, pte = lower_many(n)
+        if save is not None:
+            Path(save).write_bytes(pte)
+        probe.vulkan_programs = coverage.vulkan_programs
+        probe.cpu_nodes = coverage.nodes_cpu
+        probe.seconds["lower"] = round(time.perf_counter() - start, 3)
+        probe.seconds.update({f"lower.{k}": v for k, v in coverage.seconds.items()})
+        stage = "load"
+        start = time.perf_counter()
+        method = load_method(pte)
+        probe.seconds["load"] = round(time.perf_counter() - start, 3)
+        stage = "execute"
+        x = many_input()
+        start = time.perf_counter()
+        out = method.execute([x])[0]
+        probe.seconds["execute"] = round(time.perf_counter() - start, 4)
+        probe.max_abs_diff = max_abs_diff(out, many_eager(n, x))
+        probe.ok = math.isfinite(probe.max_abs_diff)
+        if not probe.ok:
+            probe.error = "non-finite output"
+    except BaseException as error:  # noqa: BLE001 - a probe records every failure
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        probe.stage = stage
+        probe.error = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"[:500]
+    return probe
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def probe_many_isolated(
+    n: int, timeout: float = PROBE_TIMEOUT, save: str | os.PathLike[str] | None = None
+) -> Probe:
+    """:func:`probe_many` in a child process (a crash or abort becomes a failed probe)."""
+    command = [sys.executable, "-m", "vkbench.runtime", "probe", str(n)] + ([str(save)] if save else [])
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_child_env())
+    except subprocess.TimeoutExpired:
+        return Probe(n, stage="timeout", error=f"probe took over {timeout:.0f}s")
+    for line in reversed(result.stdout.strip().splitlines()):
+        if line.startswith("{"):
+            data = json.loads(line)
+            return Probe(**data)
+    tail = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
+    detail = next((ln for ln in reversed(tail) if "QueryPool" in ln or "Error" in ln or "error" in ln), None)
+    return Probe(
+        n, stage="crash", error=f"exit {result.returncode}: {(detail or (tail[-1] if tail else ''))[:500]}"
+    )
+
+
+@dataclass
+class StepLimit:
+    """Result of :func:`find_step_limit`: ``limit`` executes, ``limit + 1`` does not (or cap)."""
+
+    cap: int
+    limit: int
+    probes: list[Probe]
+
+    @property
+    def short_of_cap(self) -> int:
+        return self.cap - self.limit
+
+    @property
+    def first_failure(self) -> Probe | None:
+        failing = [p for p in self.probes if not p.ok]
+        return min(failing, key=lambda p: p.n) if failing else None
+
+
+def find_step_limit(
+    cap: int = STEP_CAP,
+    *,
+    start: int = STEP_START,
+    resolution: int = 1,
+    isolated: bool = True,
+    log: Any = None,
+) -> StepLimit:
+    """Largest ``n <= cap`` for which ``Many(n)`` executes: gallop, then bisect.
+
+    Lowering ``Many(n)`` costs super-linearly in ``n`` (minutes at n=2000 on a
+    2-core machine), so the search climbs from ``start`` by doubling until a
+    size fails (or ``cap`` runs), then bisects between the last size that ran
+    and the first that failed. That is about log2(limit) probes, none much
+    larger than the limit, each a fresh process with a freshly lowered and
+    loaded program. Assumes monotonicity: if ``n`` runs, every smaller ``n``
+    does. ``resolution`` > 1 stops the bisection once the bracket is that
+    narrow (the limit is then exact to within ``resolution - 1`` steps, low).
+    """
+    probe_fn = probe_many_isolated if isolated else probe_many
+    probes: list[Probe] = []
+
+    def check(n: int) -> bool:
+        probe = probe_fn(n)
+        probes.append(probe)
+        if log:
+            log(f"n={n}: {'ok' if probe.ok else 'FAIL ' + probe.stage + ': ' + probe.error} {probe.seconds}")
+        return probe.ok
+
+    good, n = 0, max(1, min(start, cap))
+    while True:
+        if not check(n):
+            bad = n
+            break
+        good = n
+        if n >= cap:
+            return StepLimit(cap, cap, probes)
+        n = min(2 * n, cap)
+    while bad - good > max(1, resolution):
+        mid = (good + bad) // 2
+        if check(mid):
+            good = mid
+        else:
+            bad = mid
+    return StepLimit(cap, good, probes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vkbench.runtime status|probe N [PTE_OUT]|limit [CAP [START [RESOLUTION]]]`` (JSON)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv else "status"
+    if command == "status":
+        print(json.dumps(vulkan_runtime_status(), indent=2))
+    elif command == "probe":
+        import logging
+
+        logging.disable(logging.INFO)
+        save = argv[2] if len(argv) > 2 else None
+        print(json.dumps(probe_many(int(argv[1]), save=save).to_json()), flush=True)
+    elif command == "limit":
+        cap = int(argv[1]) if len(argv) > 1 else STEP_CAP
+        start = int(argv[2]) if len(argv) > 2 else STEP_START
+        resolution = int(argv[3]) if len(argv) > 3 else 1
+        result = find_step_limit(
+            cap, start=start, resolution=resolution, log=lambda m: print(m, file=sys.stderr, flush=True)
+        )
+        print(
+            json.dumps(
+                {
+                    "cap": cap,
+                    "start": start,
+                    "resolution": resolution,
+                    "limit": result.limit,
+                    "short_of_cap": result.short_of_cap,
+                    "probes": [p.to_json() for p in result.probes],
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
