@@ -83,3 +83,19 @@ def test_positive_size_rejects(bad):
 
     with pytest.raises(ValueError):
         positive_size(bad)
+
+
+def test_a_crash_inside_the_partitioner_names_the_partition_stage(monkeypatch):
+    import torch
+    from executorch.backends.vulkan.partitioner import vulkan_partitioner
+
+    from vkbench.lowering import LoweringError, lower
+
+    def broken(self, exported_program):
+        raise AttributeError("'list' object has no attribute 'shape'")
+
+    monkeypatch.setattr(vulkan_partitioner.VulkanPartitioner, "partition", broken)
+    with pytest.raises(LoweringError) as caught:
+        lower(torch.nn.ReLU(), (torch.randn(2, 3),))
+    assert caught.value.stage == "partition"
+    assert caught.value.error_type == "AttributeError"

@@ -126,11 +126,6 @@ def test_known_blockers_keep_their_rows(fast_rows):
     assert (sac.status, sac.error_type) == ("blocked", "AttributeError")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vkbench.lowering pops the active stage in a finally before its except reads it, "
-    "so a crash inside VulkanPartitioner.partition is reported as to_edge",
-)
 def test_partitioner_crash_is_attributed_to_partition(fast_rows):
     assert fast_rows["gaussian_actor/deterministic"].stage == "partition"
 

@@ -128,4 +128,5 @@ def test_cli_bad_input_exits_2_with_one_line(args, needle, capsys):
 def test_cli_bad_input_from_the_shell():
     done = _cli("partition", "--blocks", "-1")
     assert done.returncode == 2
-    assert done.stderr.strip() == "vkbench partition: error: --blocks: size must be a positive integer, got '-1'"
+    expected = "vkbench partition: error: --blocks: size must be a positive integer, got '-1'"
+    assert done.stderr.strip() == expected

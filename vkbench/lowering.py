@@ -32,6 +32,8 @@ _fx_partitioner = safe_import("torch.fx.passes.infra.partitioner")
 STAGES = ("export", "to_edge", "partition", "preprocess", "to_executorch")
 #: Call targets that are plumbing, not computation left on the CPU.
 _NOT_COMPUTE = {"executorch_call_delegate", "getitem"}
+#: Attribute set on an exception by the stage (partition/preprocess) it escaped from.
+_STAGE_ATTR = "_vkbench_stage"
 
 
 class LoweringError(RuntimeError):
@@ -128,6 +130,11 @@ def _instrumented(clock: PhaseClock, supported: dict[str, bool], where: list[str
                 try:
                     with clock.phase(stage):
                         return original(*args, **kwargs)
+                except Exception as error:
+                    # The innermost stage that saw the exception owns it.
+                    if not hasattr(error, _STAGE_ATTR):
+                        setattr(error, _STAGE_ATTR, stage)
+                    raise
                 finally:
                     where.pop()
 
@@ -236,7 +243,7 @@ def lower(
                     exported, partitioner=[make_partitioner(partitioner_options)]
                 )
             except Exception as error:
-                raise LoweringError(where[-1] if where else "to_edge", error) from error
+                raise LoweringError(getattr(error, _STAGE_ATTR, "to_edge"), error) from error
             lowered_s = time.perf_counter() - start
         _count(edge.exported_program(), reasons, supported, record)
         if to_executorch:
