@@ -176,3 +176,14 @@ def test_isolated_probe_on_vulkan(tmp_path):
     method = rt.load_method((tmp_path / "m.pte").read_bytes())
     x = rt.many_input()
     assert rt.max_abs_diff(method.execute([x])[0], rt.many_eager(20, x)) < 1e-4
+
+
+def test_pte_cache_is_reused(monkeypatch, tmp_path):
+    monkeypatch.setenv("VKBENCH_PTE_CACHE", str(tmp_path))
+    monkeypatch.setenv("VKBENCH_TEXTURE_LIMITS", "4096")
+    path = rt._pte_cache_path(12)
+    assert path is not None and path.parent == tmp_path and "tex4096x4096x4096" in path.name
+    path.write_bytes(b"PTE")
+    assert rt.lower_many(12) == (None, b"PTE")
+    monkeypatch.delenv("VKBENCH_PTE_CACHE")
+    assert rt._pte_cache_path(12) is None

@@ -181,15 +181,44 @@ def require_vulkan_runtime() -> None:
 # --------------------------------------------------------------------------- running
 
 
+def _pte_cache_path(n: int) -> Path | None:
+    """Where ``VKBENCH_PTE_CACHE`` keeps ``Many(n)``'s .pte for this toolchain."""
+    root = os.environ.get("VKBENCH_PTE_CACHE", "").strip()
+    if not root:
+        return None
+    import torch
+    from executorch import version
+
+    limits = "x".join(map(str, texture_limits() or ("default",)))
+    et = f"{version.__version__}-{(version.git_version or '')[:10]}"
+    key = f"many_{n}_et{et}_torch{torch.__version__}_tex{limits}"
+    return Path(root) / (re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".pte")
+
+
 def lower_many(n: int) -> tuple[Any, bytes]:
-    """``(coverage, pte_bytes)`` for ``Many(n)`` lowered with the Vulkan partitioner."""
+    """``(coverage, pte_bytes)`` for ``Many(n)`` lowered with the Vulkan partitioner.
+
+    With ``VKBENCH_PTE_CACHE=DIR`` a .pte lowered before by the same
+    executorch, torch and texture limits is reused (coverage is then None):
+    lowering ``Many(n)`` takes minutes for n in the thousands.
+    """
     from vkbench.graphs import Many
     from vkbench.lowering import lower
+
+    cached = _pte_cache_path(n)
+    if cached is not None and cached.exists():
+        return None, cached.read_bytes()
 
     coverage, program = lower(
         Many(n), Many.example_inputs(), partitioner_options=partitioner_options(), keep_program=True
     )
-    return coverage, bytes(program.buffer)
+    pte = bytes(program.buffer)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pte)
+        tmp.replace(cached)
+    return coverage, pte
 
 
 def load_method(pte: bytes, name: str = "forward") -> Any:
@@ -250,10 +279,14 @@ def probe_many(n: int, save: str | os.PathLike[str] | None = None) -> Probe:
         coverage, pte = lower_many(n)
         if save is not None:
             Path(save).write_bytes(pte)
-        probe.vulkan_programs = coverage.vulkan_programs
-        probe.cpu_nodes = coverage.nodes_cpu
         probe.seconds["lower"] = round(time.perf_counter() - start, 3)
-        probe.seconds.update({f"lower.{k}": v for k, v in coverage.seconds.items()})
+        if coverage is not None:
+            probe.vulkan_programs = coverage.vulkan_programs
+            probe.cpu_nodes = coverage.nodes_cpu
+            probe.seconds.update({f"lower.{k}": v for k, v in coverage.seconds.items()})
+        else:
+            probe.vulkan_programs = -1  # from VKBENCH_PTE_CACHE: not counted
+            probe.cpu_nodes = -1
         stage = "load"
         start = time.perf_counter()
         method = load_method(pte)

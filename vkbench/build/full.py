@@ -415,6 +415,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="site dir put ahead of this env's on the venv's path (e.g. one with torch 2.13)",
     )
+    parser.add_argument(
+        "--prebuilt-lib",
+        type=Path,
+        default=None,
+        help=f"skip the compile: make the venv around this {LIB_NAME} (built for the same wheel)",
+    )
     parser.add_argument("--no-ccache", action="store_true")
     parser.add_argument("--heartbeat", type=float, default=30.0, help="max seconds without output")
     parser.add_argument("--json", type=Path, default=None, help="write the build record here")
@@ -445,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
     ):
         log("note: the checkout pins a different torch than the one in use")
     try:
+        if args.prebuilt_lib:
+            # No compile: a library built elsewhere (same wheel, same tracer setting).
+            lib = args.prebuilt_lib.resolve()
+            record["library"] = str(lib)
+            python = make_venv(args.out, installed_executorch(), lib, args.extra_site)
+            record["python"] = str(python)
+            record["check"] = verify(python)
+            return _done(record, args, start)
         glslc = Path(args.glslc) if args.glslc else ensure_glslc(args.glslc_cache)
         record["glslc"] = f"{glslc} ({glslc_version(glslc)})"
         log(f"glslc: {record['glslc']}")
@@ -459,13 +473,25 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         record["error"] = str(error)
         log(f"FAILED: {error}")
+        _save(record, args, start)
         return 1
-    finally:
-        record["seconds"] = round(time.monotonic() - start, 1)
-        if args.json:
-            args.json.write_text(json.dumps(record, indent=2) + "\n")
+    except BaseException:
+        _save(record, args, start)
+        raise
+    return _done(record, args, start)
+
+
+def _save(record: dict, args: argparse.Namespace, start: float) -> None:
+    record["seconds"] = round(time.monotonic() - start, 1)
+    if args.json:
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def _done(record: dict, args: argparse.Namespace, start: float) -> int:
+    _save(record, args, start)
     check = record["check"]
-    log(f"ok in {record['seconds']}s: {python} registers VulkanBackend; backends {check['backends']}")
+    log(f"ok in {record['seconds']}s: {record['python']} registers VulkanBackend")
+    log(f"backends: {check['backends']}; portable execute: {check.get('portable_execute')}")
     print(json.dumps(record, indent=2), flush=True)
     return 0
 
