@@ -82,6 +82,3 @@ _hub_entry("molmoact2", "model", "MolmoAct2: Molmo VLM + action expert",
            notes="__init__ loads the checkpoint from the hub (allenai/MolmoAct2)")
 _hub_entry("vla_jepa", "model", "VLA-JEPA: Qwen3-VL + V-JEPA2 world model + DiT action head",
            notes="__init__ loads Qwen3-VL and V-JEPA2 from the hub")
-_hub_entry("smolvla", "model", "SmolVLA: SmolVLM2 prefix + cross-attention action expert",
-           notes="__init__ loads the SmolVLM2 config/processor from the hub (vlm_model_name); "
-           "a local reduced build like pi0's is not written yet")
