@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,9 +132,11 @@ def asv(config: Path, *args: str, timeout: float = 900) -> subprocess.CompletedP
     env = {**os.environ, "VKBENCH_BASE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1", "PATH": path,
            "VKBENCH_AOT_SMOKE": ""}
     command = [sys.executable, "-m", "asv", *args[:1], "--config", str(config), *args[1:]]
+    start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout,
                           check=False)
-    print(f"$ asv {' '.join(args)}  -> exit {done.returncode}\n{done.stdout[-6000:]}\n{done.stderr[-3000:]}")
+    print(f"$ asv {' '.join(args)}  -> exit {done.returncode} in {time.monotonic() - start:.0f}s\n"
+          f"{done.stdout[-6000:]}\n{done.stderr[-3000:]}")
     return done
 
 
@@ -157,6 +159,16 @@ def _results(gate: dict, commit: str) -> dict:
     return json.loads(files[0].read_text())
 
 
+def _changed_rows(table: str, benchmark: str) -> list[list[str]]:
+    """Rows of an asv compare/continuous table marked ``+`` (worse) for ``benchmark``."""
+    rows = []
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and cells[0] == "+" and cells[-1].endswith(benchmark):
+            rows.append(cells)
+    return rows
+
+
 def test_run_measures_every_commit(gate: dict) -> None:
     assert gate["run"].returncode == 0, gate["run"].stderr[-3000:]
     for name, commit in gate["hashes"].items():
@@ -171,8 +183,7 @@ def test_continuous_flags_the_slow_partitioner(gate: dict) -> None:
     done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", r"PartitionScaling\.time_partition",
                "-f", "1.3", "base", "slow")
     assert done.returncode == 1, done.stdout[-3000:]
-    lines = [line for line in done.stdout.splitlines() if "time_partition" in line]
-    assert any(line.lstrip().startswith("+") for line in lines), done.stdout[-3000:]
+    assert _changed_rows(done.stdout, "PartitionScaling.time_partition(50)"), done.stdout[-3000:]
     assert "PERFORMANCE DECREASED" in done.stdout
 
 
@@ -181,10 +192,8 @@ def test_compare_shows_more_cpu_ops_after_the_drop(gate: dict) -> None:
     done = asv(gate["config"], "compare", "--machine", MACHINE, "--only-changed",
                hashes["slow"], hashes["drop"])
     assert done.returncode == 0
-    row = next((line for line in done.stdout.splitlines() if "track_cpu_ops('mish')" in line), "")
-    assert row.lstrip().startswith("+"), done.stdout
-    numbers = re.findall(r"\s(\d+)\s", row)
-    assert numbers[:2] == ["1", "2"], row
+    rows = _changed_rows(done.stdout, "ProbeCoverage.track_cpu_ops('mish')")
+    assert rows and rows[0][1:3] == ["1", "2"], done.stdout  # before, after
     base = _results(gate, hashes["base"])["results"]["bench_probes.ProbeCoverage.track_cpu_ops"][0]
     drop = _results(gate, hashes["drop"])["results"]["bench_probes.ProbeCoverage.track_cpu_ops"][0]
     assert drop[0] == base[0] + 1  # tanh joins log1p on the CPU
