@@ -74,10 +74,6 @@ _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            reduced="video and action DiTs: 1 layer, 2 heads x 64, hidden 128, ffn 256 (full: 30 layers, "
            "hidden 3072/1024; random init of the full model exceeds 24 GiB)",
            notes="two 224x224 cameras (image widths must sum to 448); loads the Wan2.2 VAE/UMT5 from the hub")
-_hub_entry("lingbot_va", "model", "LingBot-VA: Wan video-action transformer + VAE + UMT5 text encoder",
-           num_layers=2, num_attention_heads=2, attention_head_dim=64, ffn_dim=256,
-           reduced="2 layers, 2 heads x 64, ffn 256 (full: 30 layers, 24 x 128, ffn 14336 needs >24 GiB)",
-           notes="loads the VAE/text encoder from the hub (wan_pretrained_path)")
 _hub_entry("molmoact2", "model", "MolmoAct2: Molmo VLM + action expert",
            notes="__init__ loads the checkpoint from the hub (allenai/MolmoAct2)")
 _hub_entry("vla_jepa", "model", "VLA-JEPA: Qwen3-VL + V-JEPA2 world model + DiT action head",
