@@ -198,11 +198,11 @@ def test_unknown_policy_exits_2_with_one_line(capsys):
 
 
 def test_command_prints_rows(capsys):
-    assert policies.run_policies_command(["xvla"], "json") == 0
+    assert policies.run_policies_command(["tdmpc/pi"], "json") == 0
     out, err = capsys.readouterr()
     data = json.loads(out)
-    assert [r["entry"] for r in data["rows"]] == ["xvla/model"]
-    assert "xvla/model" in err  # progress on stderr
+    assert [r["entry"] for r in data["rows"]] == ["tdmpc/pi"]
+    assert "tdmpc/pi" in err  # progress on stderr
 
 
 @pytest.mark.slow

@@ -57,8 +57,6 @@ _hub_entry("pi0_fast", "prefix", "PI0-FAST: PaliGemma prefix + autoregressive FA
            notes="__init__ loads the paligemma and FAST tokenizers from the hub")
 _hub_entry("groot", "model", "GR00T N1.7: Eagle VLM backbone + flow-matching DiT action head",
            notes="__init__ loads the base model from the hub (base_model_path)")
-_hub_entry("xvla", "model", "X-VLA: Florence-2 encoder + soft-prompted transformer action head",
-           notes="default config has no florence_config.vision_config (normally from the hub checkpoint)")
 _hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
            notes="needs peft (lerobot[wallx]) and the hub checkpoint")
 _hub_entry("multi_task_dit", "model", "Multi-task DiT: CLIP vision/text encoders + DiT denoiser",
