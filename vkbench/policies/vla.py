@@ -59,8 +59,6 @@ _hub_entry("groot", "model", "GR00T N1.7: Eagle VLM backbone + flow-matching DiT
            notes="__init__ loads the base model from the hub (base_model_path)")
 _hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
            notes="needs peft (lerobot[wallx]) and the hub checkpoint")
-_hub_entry("multi_task_dit", "model", "Multi-task DiT: CLIP vision/text encoders + DiT denoiser",
-           notes="__init__ loads CLIP (openai/clip-vit-base-patch16) from the hub")
 _hub_entry("eo1", "model", "EO-1: Qwen2.5-VL backbone with interleaved flow-matching action head",
            notes="__init__ loads the Qwen2.5-VL config from the hub")
 _hub_entry("evo1", "model", "Evo-1: InternVL3 embedder + flow-matching action head",
