@@ -69,6 +69,10 @@ class ManyVulkan:
     def setup_cache(self):
         return _probe_all(SIZES)
 
+    # Lowering Many(4000) alone takes many minutes on a small machine
+    # (set VKBENCH_PTE_CACHE to reuse .pte files between runs).
+    setup_cache.timeout = 7200
+
     def setup(self, cache, n):
         pte = _require(cache, n)
         self.method = rt.load_method(pte)
