@@ -55,8 +55,6 @@ def _hub_entry(policy_type: str, part: str, description: str, *, images=None, st
 
 _hub_entry("pi0_fast", "prefix", "PI0-FAST: PaliGemma prefix + autoregressive FAST action tokens",
            notes="__init__ loads the paligemma and FAST tokenizers from the hub")
-_hub_entry("groot", "model", "GR00T N1.7: Eagle VLM backbone + flow-matching DiT action head",
-           notes="__init__ loads the base model from the hub (base_model_path)")
 _hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
            notes="needs peft (lerobot[wallx]) and the hub checkpoint")
 _hub_entry("eo1", "model", "EO-1: Qwen2.5-VL backbone with interleaved flow-matching action head",
