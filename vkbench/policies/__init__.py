@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from vkbench.policies import classic, eo1, groot, lingbot, multi_task_dit, pi, smolvla, vla, xvla  # noqa: F401 - registers the entries
+from vkbench.policies import classic, eo1, evo1, groot, lingbot, multi_task_dit, pi, smolvla, vla, xvla  # noqa: F401 - registers the entries
 from vkbench.policies.cache import cache_dir, exported_program, load_exported, save_exported
 from vkbench.policies.registry import (
     ENTRIES,

@@ -57,8 +57,6 @@ _hub_entry("pi0_fast", "prefix", "PI0-FAST: PaliGemma prefix + autoregressive FA
            notes="__init__ loads the paligemma and FAST tokenizers from the hub")
 _hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
            notes="needs peft (lerobot[wallx]) and the hub checkpoint")
-_hub_entry("evo1", "model", "Evo-1: InternVL3 embedder + flow-matching action head",
-           notes="__init__ loads InternVL3-1B from the hub")
 _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
            video_dit_config=lambda: _small_fastwam("video"),
