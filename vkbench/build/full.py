@@ -25,6 +25,17 @@ QueryPool's 4096 timestamps, which caps a delegate near 2000 dispatches).
 The core (``libexecutorch.so``) stays the wheel's, which is built with the
 tracer ON; only the Vulkan backend's hooks change.
 
+The check also executes a small CPU program: the wheel's ``_C`` inlines
+torch's ``TensorImpl``, so it only executes with the torch it was built with
+(executorch 1.5.1: torch 2.13.0; with torch 2.11 every execute fails with
+"tensor does not have a device"). ``--extra-site DIR`` puts a site dir holding
+that torch ahead of this environment on the venv's path.
+
+``--prebuilt-lib LIB`` skips the compile and only makes the venv around a
+library built before (for the same wheel): what a machine without network or
+compiler needs. ``--base-package DIR`` overlays an executorch package other
+than the importable one.
+
 ``--mode wheel`` instead runs ``pip wheel`` on the whole checkout with
 ``EXECUTORCH_BUILD_VULKAN=ON`` (hours on 2 cores; needs every submodule) and
 installs it into ``--out``; the same check applies.
@@ -244,7 +255,7 @@ def build_overlay(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path
         raise BuildError("Vulkan submodules missing in the checkout: " + ", ".join(missing))
     if not (checkout / "third-party/flatbuffers/include/flatbuffers/flatbuffers.h").exists():
         raise BuildError("third-party/flatbuffers (headers) missing in the checkout")
-    package = installed_executorch()
+    package = args.base_package or installed_executorch()
     core_lib = package / "lib/libexecutorch.so"
     if not core_lib.exists():
         raise BuildError(f"{core_lib} missing: overlay mode needs a wheel with a shared core (>= 1.5)")
@@ -421,6 +432,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help=f"skip the compile: make the venv around this {LIB_NAME} (built for the same wheel)",
     )
+    parser.add_argument(
+        "--base-package",
+        type=Path,
+        default=None,
+        help="installed executorch package dir (>= 1.5 wheel) to overlay; default: the importable one",
+    )
     parser.add_argument("--no-ccache", action="store_true")
     parser.add_argument("--heartbeat", type=float, default=30.0, help="max seconds without output")
     parser.add_argument("--json", type=Path, default=None, help="write the build record here")
@@ -455,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
             # No compile: a library built elsewhere (same wheel, same tracer setting).
             lib = args.prebuilt_lib.resolve()
             record["library"] = str(lib)
-            python = make_venv(args.out, installed_executorch(), lib, args.extra_site)
+            python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
             record["python"] = str(python)
             record["check"] = verify(python)
             return _done(record, args, start)
@@ -465,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "overlay":
             lib = build_overlay(args, checkout, glslc)
             record["library"] = str(lib)
-            python = make_venv(args.out, installed_executorch(), lib, args.extra_site)
+            python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
         else:
             python = build_wheel(args, checkout, glslc)
         record["python"] = str(python)
