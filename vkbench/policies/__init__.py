@@ -9,7 +9,19 @@ from __future__ import annotations
 
 import sys
 
-from vkbench.policies import classic, eo1, evo1, groot, lingbot, multi_task_dit, pi, smolvla, vla, xvla  # noqa: F401 - registers the entries
+from vkbench.policies import (  # noqa: F401 - registers the entries
+    classic,
+    eo1,
+    evo1,
+    groot,
+    lingbot,
+    multi_task_dit,
+    pi,
+    smolvla,
+    vla,
+    vla_jepa,
+    xvla,
+)
 from vkbench.policies.cache import cache_dir, exported_program, load_exported, save_exported
 from vkbench.policies.registry import (
     ENTRIES,
@@ -37,10 +49,31 @@ from vkbench.policies.survey import (
 )
 
 __all__ = [
-    "BLOCKED", "ENTRIES", "FORMATTERS", "LOWERED", "Blocker", "Entry", "Row", "blockers", "cache_dir",
-    "exported_program", "fast_entries", "format_json", "format_markdown", "format_table",
-    "load_exported", "offline", "policies", "register", "run_policies_command", "save_exported",
-    "select", "slow_entries", "survey", "survey_entry", "to_json",
+    "BLOCKED",
+    "ENTRIES",
+    "FORMATTERS",
+    "LOWERED",
+    "Blocker",
+    "Entry",
+    "Row",
+    "blockers",
+    "cache_dir",
+    "exported_program",
+    "fast_entries",
+    "format_json",
+    "format_markdown",
+    "format_table",
+    "load_exported",
+    "offline",
+    "policies",
+    "register",
+    "run_policies_command",
+    "save_exported",
+    "select",
+    "slow_entries",
+    "survey",
+    "survey_entry",
+    "to_json",
 ]
 
 
@@ -51,15 +84,18 @@ def run_policies_command(names: list[str] | None, fmt: str) -> int:
     Returns 0, or 2 (one stderr line) for an unknown name or format.
     """
     if fmt not in FORMATTERS:
-        print(f"vkbench policies: unknown format {fmt!r} (choose from {', '.join(FORMATTERS)})",
-              file=sys.stderr)
+        print(
+            f"vkbench policies: unknown format {fmt!r} (choose from {', '.join(FORMATTERS)})", file=sys.stderr
+        )
         return 2
     try:
         select(names)
     except KeyError as error:
         known = ", ".join(policies())
-        print(f"vkbench policies: unknown policy or entry {error.args[0]!r} (known policies: {known})",
-              file=sys.stderr)
+        print(
+            f"vkbench policies: unknown policy or entry {error.args[0]!r} (known policies: {known})",
+            file=sys.stderr,
+        )
         return 2
     rows = survey(names, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(FORMATTERS[fmt](rows))

@@ -66,5 +66,3 @@ _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            notes="two 224x224 cameras (image widths must sum to 448); loads the Wan2.2 VAE/UMT5 from the hub")
 _hub_entry("molmoact2", "model", "MolmoAct2: Molmo VLM + action expert",
            notes="__init__ loads the checkpoint from the hub (allenai/MolmoAct2)")
-_hub_entry("vla_jepa", "model", "VLA-JEPA: Qwen3-VL + V-JEPA2 world model + DiT action head",
-           notes="__init__ loads Qwen3-VL and V-JEPA2 from the hub")
