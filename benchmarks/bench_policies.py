@@ -42,18 +42,26 @@ VLA_ENTRIES = [
     "pi0/denoise_step",
     "pi05/prefix",
     "pi05/denoise_step",
-    "smolvla/model",
     "pi0_fast/prefix",
-    "groot/model",
-    "xvla/model",
+    "smolvla/prefix",
+    "smolvla/denoise_step",
+    "xvla/prefix",
+    "xvla/denoise_step",
+    "multi_task_dit/encoder",
+    "multi_task_dit/denoise_step",
+    "groot/backbone",
+    "groot/action_step",
+    "eo1/prefix",
+    "eo1/denoise_step",
+    "evo1/embedder",
+    "evo1/action_step",
+    "vla_jepa/backbone",
+    "vla_jepa/action_step",
+    "lingbot_va/action_step",
+    "lingbot_va/video_step",
     "wall_x/model",
-    "multi_task_dit/model",
-    "eo1/model",
-    "evo1/model",
     "fastwam/model",
-    "lingbot_va/model",
     "molmoact2/model",
-    "vla_jepa/model",
 ]
 
 
@@ -141,7 +149,7 @@ class PolicyLowering(_PolicyLowering):
 
 
 class VLAPolicyLowering(_PolicyLowering):
-    """Reduced VLAs (pi0, pi05, SmolVLA) and the hub-backed policies: long."""
+    """Reduced VLAs and world-action models (built offline from local configs), hub-bound rows: long."""
 
     params = [VLA_ENTRIES]
     names = VLA_ENTRIES

@@ -153,3 +153,55 @@ for _kind, _label in (("pi0", "pi0"), ("pi05", "pi0.5")):
         slow=True, reduced=_REDUCED,
         notes="timestep embedding computed in float64 as lerobot does; K/V given as inputs",
     )(lambda kind=_kind: _build_denoise(kind))
+
+
+# ------------------------------------------------------------------ pi0_fast
+class _FastPrefix(nn.Module):
+    """``sample_actions_fast_kv_cache`` up to the first token: prefix (+BOS) through PaliGemma -> logits, K/V.
+
+    ``PI0FastPolicy.__init__`` loads the FAST and PaliGemma tokenizers from the
+    hub (the FAST one with remote code); the network itself is
+    ``PI0FastPytorch``, built here directly from the config with no tokenizer:
+    the language token ids (BOS appended) are inputs.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, image: Tensor, img_mask: Tensor, tokens: Tensor, masks: Tensor):
+        from lerobot.policies.common.vla_utils import prepare_attention_masks_4d
+
+        pwe = self.model.paligemma_with_expert
+        embs, pad_masks, att_masks, _, _ = self.model.embed_prefix_fast([image], [img_mask], tokens, masks)
+        position_ids = torch.cumsum(pad_masks, dim=1) - 1
+        pwe.paligemma.model.language_model.config._attn_implementation = "eager"  # noqa: SLF001
+        (out, _), cache = pwe.forward(
+            attention_mask=prepare_attention_masks_4d(att_masks, dtype=embs.dtype), position_ids=position_ids,
+            past_key_values=None, inputs_embeds=[embs, None], use_cache=True, adarms_cond=[None, None],
+        )
+        flat: list[Tensor] = [pwe.paligemma.lm_head(out[:, -1:, :]), pad_masks]
+        for keys, values, *_ in cache:
+            flat += [keys, values]
+        return tuple(flat)
+
+
+@register(
+    "pi0_fast/prefix",
+    "PI0-FAST prefix: SigLIP + Gemma over image and language (+BOS) -> first-token logits and K/V cache",
+    slow=True, reduced=_REDUCED.replace(", expert 2 x 128 (full 18 x 1024)", ""),
+    notes="PI0FastPytorch built without the policy (its __init__ loads the FAST/PaliGemma tokenizers from "
+    "the hub); 48 token ids + BOS; the autoregressive decode loop stays outside",
+)
+def pi0_fast_prefix():
+    from lerobot.policies.pi0_fast import modeling_pi0_fast as modeling
+    from lerobot.policies.pi0_fast.configuration_pi0_fast import PI0FastConfig
+
+    config = PI0FastConfig(device="cpu", dtype="float32")
+    configure(config, state=32, action=32,
+              images={"observation.images.base_0_rgb": (3, *config.image_resolution)})
+    with _reduced(modeling):
+        model = modeling.PI0FastPytorch(config)
+    image, img_mask, lang, lang_masks = _prefix_inputs(config)
+    tokens = torch.cat([lang, torch.full((1, 1), 2)], dim=1)  # 2: PaliGemma's BOS id
+    return _FastPrefix(model), (image, img_mask, tokens, torch.cat([lang_masks, lang_masks[:, :1]], dim=1))

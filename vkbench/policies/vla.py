@@ -53,10 +53,9 @@ def _hub_entry(policy_type: str, part: str, description: str, *, images=None, st
     register(f"{policy_type}/{part}", description, notes=notes, slow=True, reduced=reduced)(build)
 
 
-_hub_entry("pi0_fast", "prefix", "PI0-FAST: PaliGemma prefix + autoregressive FAST action tokens",
-           notes="__init__ loads the paligemma and FAST tokenizers from the hub")
 _hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
-           notes="needs peft (lerobot[wallx]) and the hub checkpoint")
+           notes="needs peft, torchdiffeq, qwen-vl-utils (lerobot[wallx]); __init__ then loads the hub "
+           "checkpoint (Qwen2_5_VLMoEForAction.from_pretrained)")
 _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
            video_dit_config=lambda: _small_fastwam("video"),
