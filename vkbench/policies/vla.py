@@ -1,10 +1,9 @@
-"""Entries of the vision-language-action policies (and other hub-backed policies).
+"""Rows of the policies that still cannot be built offline: wall_x, fastwam, molmoact2.
 
-pi0, pi05 and SmolVLA are built offline with the backbones reduced in depth and
-width (every op kind kept; the ``reduced`` note says what changed). Policies
-whose ``__init__`` needs files from the Hugging Face hub (configs, tokenizers,
-weights) keep a row blocked at stage ``build`` with the exception, since this
-suite runs with ``HF_HUB_OFFLINE=1``.
+The other VLAs have their own modules (pi, smolvla, xvla, groot, eo1, evo1,
+vla_jepa, multi_task_dit, lingbot), built from reduced configs written locally.
+These three keep a row blocked at stage ``build`` with the exception, since this
+suite runs with ``HF_HUB_OFFLINE=1`` (or lacks the optional dependencies).
 """
 
 from __future__ import annotations
@@ -62,6 +61,8 @@ _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            action_dit_config=lambda: _small_fastwam("action"),
            reduced="video and action DiTs: 1 layer, 2 heads x 64, hidden 128, ffn 256 (full: 30 layers, "
            "hidden 3072/1024; random init of the full model exceeds 24 GiB)",
-           notes="two 224x224 cameras (image widths must sum to 448); loads the Wan2.2 VAE/UMT5 from the hub")
+           notes="two 224x224 cameras (image widths must sum to 448); __init__ loads the Wan2.2 VAE from a "
+           "hard-coded hub id (WAN22_DIFFUSERS_MODEL_ID), not configurable without a monkeypatch")
 _hub_entry("molmoact2", "model", "MolmoAct2: Molmo VLM + action expert",
-           notes="__init__ loads the checkpoint from the hub (allenai/MolmoAct2)")
+           notes="__init__ loads checkpoint_path (a hub id by default; a local folder would do, but "
+           "vkbench does not write a reduced MolmoAct2 checkpoint yet)")
