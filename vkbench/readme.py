@@ -31,9 +31,30 @@ def refresh(text: str, name: str, output: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
+def policies_from_json(path: Path) -> str:
+    """The policies section rendered from a saved ``vkbench policies --json`` document."""
+    import json
+
+    from vkbench.policies import Row, format_markdown
+
+    rows = [Row(**row) for row in json.loads(path.read_text())["rows"]]
+    return format_markdown(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(SECTIONS)
+    """``[--policies-json PATH] [NAME ...]``; the JSON saves re-lowering every policy."""
+    args = list(argv if argv is not None else sys.argv[1:])
     text = README.read_text()
+    if "--policies-json" in args:
+        at = args.index("--policies-json")
+        saved = Path(args[at + 1])
+        del args[at : at + 2]
+        text = refresh(text, "policies", policies_from_json(saved) + f"\n\n(from `{saved}`)\n")
+        args = [name for name in args if name != "policies"]
+        if not args:
+            README.write_text(text)
+            return 0
+    names = args or list(SECTIONS)
     for name in names:
         print(f"vkbench readme: running {' '.join(SECTIONS[name])}", file=sys.stderr, flush=True)
         done = subprocess.run([sys.executable, "-m", "vkbench", *SECTIONS[name]], capture_output=True,
