@@ -217,3 +217,12 @@ def test_vla_entry_row(name):
     else:
         for cpu in row.coverage["cpu_nodes"]:
             assert cpu["reasons"], cpu
+
+
+def test_json_output_is_only_json(capsys):
+    """Policy builders print to stdout (lerobot's parameter counts); --json must stay parseable."""
+    import json
+
+    assert policies.run_policies_command(["tdmpc/pi"], "json") == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["rows"][0]["entry"] == "tdmpc/pi"

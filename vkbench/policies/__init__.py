@@ -7,6 +7,7 @@ builder imports its policy only when called) and sets the process offline
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from vkbench.policies import (  # noqa: F401 - registers the entries
@@ -97,6 +98,8 @@ def run_policies_command(names: list[str] | None, fmt: str) -> int:
             file=sys.stderr,
         )
         return 2
-    rows = survey(names, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    # lerobot prints model sizes on stdout while building; keep stdout for the report alone.
+    with contextlib.redirect_stdout(sys.stderr):
+        rows = survey(names, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(FORMATTERS[fmt](rows))
     return 0
