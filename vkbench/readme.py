@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vkbench readme: running {' '.join(SECTIONS[name])}", file=sys.stderr, flush=True)
         done = subprocess.run([sys.executable, "-m", "vkbench", *SECTIONS[name]], capture_output=True,
                               text=True, check=True)
-        text = refresh(text, name, done.stdout.rstrip() + "\n")
-    README.write_text(text)
+        text = refresh(README.read_text(), name, done.stdout.rstrip() + "\n")
+        README.write_text(text)  # section by section: a later failure keeps earlier output
     return 0
 
 

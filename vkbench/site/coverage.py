@@ -4,7 +4,7 @@ Rows come from :func:`vkbench.lowering.lower` over the probes (the same call
 the CLI and the suite make), and from ``vkbench.policies`` survey rows when
 that package and a stored survey exist. Each set is filed under the
 ExecuTorch it was computed with (version + upstream ``git_version``, which for
-an ``aot`` build is the measured commit) in ``.asv/coverage/<key>.json``, so a
+an ``aot`` build is the measured commit) in ``results/coverage/<key>.json`` (committed), so a
 publish reuses it and coverage computed inside asv environments (``python -m
 vkbench.site coverage`` run there) shows up next to the installed release's.
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".asv" / "coverage"
+#: Committed, so a clean clone publishes the coverage of every recorded release.
+CACHE = ROOT / "results" / "coverage"
 
 
 def identity() -> dict[str, Any]:
