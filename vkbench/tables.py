@@ -13,8 +13,13 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def cell(value: object) -> str:
+    """One markdown table cell: pipes escaped, line breaks flattened."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
 def markdown(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     def line(values: Sequence[object]) -> str:
-        return "| " + " | ".join(str(v).replace("|", "\\|") for v in values) + " |"
+        return "| " + " | ".join(cell(v) for v in values) + " |"
 
     return "\n".join([line(headers), line(["---"] * len(headers))] + [line(row) for row in rows])

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vkbench import tables
 from vkbench.lowering import LoweringError, lower
 from vkbench.policies import cache
 from vkbench.policies.registry import Entry, select
@@ -228,11 +229,7 @@ def _clip(text: str, width: int) -> str:
 
 def format_table(rows: list[Row]) -> str:
     """A plain-text table of rows, then the top blockers."""
-    cells = [[_clip(cell, 90) for cell in _cells(row)] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(_HEADER)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADER, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines = [tables.render(_HEADER, [[_clip(cell, 90) for cell in _cells(row)] for row in rows])]
     ranked = blockers(rows)["by_op"]
     if ranked:
         lines += ["", "What blocks the rest (per CPU op; unblocks = entries it is the only CPU op of):"]
@@ -245,14 +242,9 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def format_markdown(rows: list[Row]) -> str:
     """Markdown: the rows table and both blocker tables."""
-    lines = ["| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
-    lines += ["| " + " | ".join(_md(c) for c in _cells(row)) + " |" for row in rows]
+    lines = [tables.markdown(_HEADER, [_cells(row) for row in rows])]
     ranked = blockers(rows)
     lines += ["", "### What blocks the rest, per CPU op", "",
               "| op | unblocks | entries | nodes | reasons |", "|---|---|---|---|---|"]
@@ -260,14 +252,14 @@ def format_markdown(rows: list[Row]) -> str:
         reasons = "; ".join(f"{r} ({n})" for r, n in b.reasons.items())
         lines.append(
             f"| `{b.name}` | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} | {b.nodes} "
-            f"| {_md(reasons)} |"
+            f"| {tables.cell(reasons)} |"
         )
     lines += ["", "### What blocks the rest, per reason", "",
               "| reason | unblocks | entries | nodes | ops |", "|---|---|---|---|---|"]
     for b in ranked["by_reason"]:
         ops = ", ".join(f"`{op}` ({n})" for op, n in b.ops.items())
         lines.append(
-            f"| {_md(b.name)} | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} "
+            f"| {tables.cell(b.name)} | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} "
             f"| {b.nodes} | {ops} |"
         )
     return "\n".join(lines)
