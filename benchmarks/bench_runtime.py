@@ -21,6 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from vkbench import native
 from vkbench import runtime as rt
 
 SIZES = list(rt.MANY_SIZES)
@@ -111,7 +112,8 @@ class StepLimit:
     """The largest ``n`` for which ``Many(n)`` executes on the Vulkan runtime.
 
     Found by doubling from ``VKBENCH_STEP_START`` (256) until a size fails or
-    ``cap`` (``VKBENCH_STEP_CAP``, default 4096 steps = 8192 dispatches) runs,
+    ``cap`` (``VKBENCH_STEP_CAP``, default 4000 steps, the largest ``ManyVulkan``
+    size, so ``VKBENCH_PTE_CACHE`` shares its programs) runs,
     then bisecting: about log2(limit) probes, each lowering and executing
     ``Many(n)`` in a fresh process with a freshly loaded method. Lowering
     dominates (super-linear in n), hence the modest default cap.
@@ -132,5 +134,74 @@ class StepLimit:
 
     def track_steps_short_of_cap(self):
         return rt.find_step_limit(self.cap).short_of_cap
+
+    track_steps_short_of_cap.unit = "steps"
+
+
+class ManyNative:
+    """``Many(n)`` executed by ExecuTorch's C++ runtime (:mod:`vkbench.native`).
+
+    For machines whose Python cannot execute programs (the H200 device: no
+    torch 2.13 there) but can run the wheel's ``libexecutorch.so`` with our
+    Vulkan backend library. Programs are pre-lowered (``VKBENCH_PTE_DIR``);
+    the runner is ``VKBENCH_PTE_RUNNER``; without them every benchmark here
+    is skipped. The runner's own clock times ``Method::execute`` (median of
+    10 after a warm-up), so these are tracks in seconds, not asv timings of
+    a subprocess. A size that fails is recorded in the cache and skipped.
+    """
+
+    params = SIZES
+    param_names = ["n"]
+    timeout = 1800
+
+    def setup_cache(self):
+        try:
+            native.require_native()
+        except NotImplementedError as error:
+            return {"skip": str(error)}
+        return {"probes": {n: native.run_many(n).to_json() for n in SIZES}}
+
+    def setup(self, cache, n):
+        if "skip" in cache:
+            raise NotImplementedError(cache["skip"])
+        probe = cache["probes"][n]
+        if not probe["ok"]:
+            raise NotImplementedError(f"Many({n}) does not execute: {probe['stage']}: {probe['error']}")
+
+    def track_execute(self, cache, n):
+        return cache["probes"][n]["seconds"]["execute"]
+
+    track_execute.unit = "seconds"
+
+    def track_us_per_dispatch(self, cache, n):
+        return cache["probes"][n]["seconds"]["execute"] / (2 * n) * 1e6
+
+    track_us_per_dispatch.unit = "us"
+
+    def track_max_abs_diff(self, cache, n):
+        return cache["probes"][n]["max_abs_diff"]
+
+    track_max_abs_diff.unit = "abs diff"
+
+
+class StepLimitNative:
+    """:class:`StepLimit` through the C++ runner over pre-lowered programs.
+
+    The search visits the sizes the Python-runtime search visits for the same
+    outcomes (``python -m vkbench.runtime limit`` with ``VKBENCH_PTE_CACHE``
+    lowers them); a size nobody lowered stops it with an error rather than
+    counting as a failure.
+    """
+
+    timeout = 1800
+    number = 1
+    repeat = 1
+
+    def setup(self):
+        native.require_native()
+        self.cap = int(os.environ.get("VKBENCH_STEP_CAP", rt.STEP_CAP))
+
+    def track_steps_short_of_cap(self):
+        return native.find_native_step_limit(self.cap, rt.STEP_START).short_of_cap
 
     track_steps_short_of_cap.unit = "steps"

@@ -121,7 +121,7 @@ def _record(args: argparse.Namespace) -> int:
     from vkbench.ledger import record_installed
 
     asv_args = [a for a in args.asv_args if a != "--"]
-    return record_installed(asv_args, publish=not args.no_publish)
+    return record_installed(asv_args, publish=not args.no_publish, release_version=args.release)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
         "record", help="asv run for the installed ExecuTorch release (offline ledger), then publish"
     )
     record.add_argument("--no-publish", action="store_true")
+    record.add_argument("--release", metavar="VERSION",
+                        help="file under this ledger release instead of the installed executorch")
     record.set_defaults(run=_record)
 
     summary = sub.add_parser("summary", help="coverage and timings last recorded for this release")

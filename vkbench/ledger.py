@@ -221,10 +221,28 @@ def publish() -> int:
     return code
 
 
-def record_installed(asv_args: list[str], publish_site: bool = True, **kwargs: bool) -> int:
-    """``asv run`` the suite against this interpreter, filed under the installed release."""
+def recorded_release(version: str) -> Release:
+    """A release already in the manifest, with its ledger hash (the ledger is rebuilt)."""
+    releases = rebuild_ledger(load_manifest())
+    for release in releases:
+        if release.version == version:
+            return release
+    known = ", ".join(r.version for r in releases)
+    raise SystemExit(f"vkbench: release {version!r} is not in {MANIFEST.name} (known: {known})")
+
+
+def record_installed(
+    asv_args: list[str], publish_site: bool = True, release_version: str | None = None, **kwargs: bool
+) -> int:
+    """``asv run`` the suite against this interpreter, filed under the installed release.
+
+    ``release_version`` files the results under a release already in the
+    ledger instead, for an interpreter that cannot import that release's
+    Python package (the device machine runs the release's C++ runtime only,
+    through :mod:`vkbench.native`).
+    """
     publish_site = kwargs.get("publish", publish_site)
-    release = ensure_installed_release()
+    release = recorded_release(release_version) if release_version else ensure_installed_release()
     config = write_ledger_config()
     machine = machine_name()
     print(f"vkbench: recording executorch {release.version} as ledger commit {release.commit[:8]} "

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ DEFAULT_TEXTURE_LIMIT = 16384
 #: ``Many(n)`` sizes measured by the runtime benchmarks.
 MANY_SIZES = (500, 1000, 1500, 2000, 4000)
 #: Upper end of the step-limit bisection (``VKBENCH_STEP_CAP`` overrides).
-STEP_CAP = int(os.environ.get("VKBENCH_STEP_CAP", "4096"))
+STEP_CAP = int(os.environ.get("VKBENCH_STEP_CAP", str(max(MANY_SIZES))))
 #: First size the step-limit search tries (then it doubles).
 STEP_START = int(os.environ.get("VKBENCH_STEP_START", "256"))
 #: Seconds one probe child may take.
@@ -360,6 +361,7 @@ def find_step_limit(
     resolution: int = 1,
     isolated: bool = True,
     log: Any = None,
+    probe_fn: Callable[[int], Probe] | None = None,
 ) -> StepLimit:
     """Largest ``n <= cap`` for which ``Many(n)`` executes: gallop, then bisect.
 
@@ -371,8 +373,9 @@ def find_step_limit(
     loaded program. Assumes monotonicity: if ``n`` runs, every smaller ``n``
     does. ``resolution`` > 1 stops the bisection once the bracket is that
     narrow (the limit is then exact to within ``resolution - 1`` steps, low).
+    ``probe_fn`` replaces the Python-runtime probe (the native runner uses it).
     """
-    probe_fn = probe_many_isolated if isolated else probe_many
+    probe_fn = probe_fn or (probe_many_isolated if isolated else probe_many)
     probes: list[Probe] = []
 
     def check(n: int) -> bool:

@@ -1,0 +1,5 @@
+import sys
+
+from vkbench.native import main
+
+sys.exit(main())
