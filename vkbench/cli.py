@@ -91,6 +91,13 @@ def _partition(args: argparse.Namespace) -> int:
     return 0
 
 
+def _runtime(args: argparse.Namespace) -> int:
+    from vkbench.site.runtime_page import main
+
+    print(main(markdown=args.markdown, as_json=args.json))
+    return 0
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from vkbench.doctor import diagnose
 
@@ -160,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--release", metavar="VERSION",
                         help="file under this ledger release instead of the installed executorch")
     record.set_defaults(run=_record)
+
+    run = sub.add_parser("runtime", help="Vulkan runtime step limits and latency (committed asv results)")
+    run_fmt = run.add_mutually_exclusive_group()
+    run_fmt.add_argument("--json", action="store_true")
+    run_fmt.add_argument("--markdown", action="store_true")
+    run.set_defaults(run=_runtime)
 
     summary = sub.add_parser("summary", help="coverage and timings last recorded for this release")
     summary.set_defaults(run=lambda args: __import__("vkbench.summary").summary.main())

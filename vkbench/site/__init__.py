@@ -91,6 +91,8 @@ li{{margin:.4em 0}}</style>
 {items}
 <li><a href="coverage.html">Coverage</a>: probe/policy &times; CPU op &times; partitioner reason, per commit
 ({coverage_sets} commit{coverage_s})</li>
+<li><a href="runtime.html">Vulkan runtime</a>: <code>Many(n)</code> step limits (event tracer ON/OFF),
+execute time and &micro;s per dispatch per device ({runtime_rows} result set{runtime_s})</li>
 </ul>
 <p>Every page works offline: scripts and styles are vendored (see <code>vendor/manifest.json</code>
 in each site for exact npm versions).</p>
@@ -137,9 +139,13 @@ def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets
 
     (html_root / "coverage.html").write_text(render_page(coverage_sets))
     report["coverage_sets"] = len(coverage_sets)
+    from vkbench.site import runtime_page
+
+    report["runtime_rows"] = runtime_page.write(html_root)
     (html_root / "index.html").write_text(LANDING.format(
         items="\n".join(items) or "<li>no asv site published yet</li>",
-        coverage_sets=len(coverage_sets), coverage_s="" if len(coverage_sets) == 1 else "s"))
+        coverage_sets=len(coverage_sets), coverage_s="" if len(coverage_sets) == 1 else "s",
+        runtime_rows=report["runtime_rows"], runtime_s="" if report["runtime_rows"] == 1 else "s"))
     return report
 
 

@@ -1,0 +1,185 @@
+"""``runtime.html``: the Vulkan runtime results, side by side per machine.
+
+asv's own graphs show each runtime benchmark per machine and commit; what
+asv cannot show is the comparison users ask for first: for one release, how
+far ``Many(n)`` gets and how fast on each device and tracer setting. This
+page reads the committed asv result files (``results/releases/<machine>/``)
+of every machine with runtime results and tabulates, per machine, the step
+limit (from ``track_steps_short_of_cap``: limit = cap - value) and, per n,
+execute time, µs per dispatch and max abs difference against eager; plus any
+policy-latency files (``results/runtime/policy-latency-*.json``).
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "results" / "releases"
+POLICY_LATENCY = ROOT / "results" / "runtime"
+
+#: (benchmark suffix, column label, how to show the value)
+MANY_COLUMNS = {
+    "ManyVulkan.time_execute": "execute (Python runtime)",
+    "ManyNative.track_execute": "execute (C++ runner)",
+    "ManyNative.track_us_per_dispatch": "µs per dispatch (C++ runner)",
+    "ManyVulkan.track_max_abs_diff": "max abs diff",
+    "ManyNative.track_max_abs_diff": "max abs diff (C++ runner)",
+    "ManyEager.time_eager": "eager PyTorch",
+}
+LIMITS = {"StepLimit.track_steps_short_of_cap": "Python runtime",
+          "StepLimitNative.track_steps_short_of_cap": "C++ runner"}
+
+
+def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
+    return dict(zip(data.get("result_columns", ["result", "params"]), entry, strict=False))
+
+
+def _params(entry: dict[str, Any]) -> list[str]:
+    params = entry.get("params") or [[]]
+    return [str(ast.literal_eval(p)) if p.startswith(("'", '"')) else p for p in params[0]] if params else []
+
+
+def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
+    """One dict per (machine, result file) that holds runtime benchmarks."""
+    rows = []
+    for machine_dir in sorted(p for p in results.glob("*") if p.is_dir()):
+        machine = json.loads((machine_dir / "machine.json").read_text()) if (
+            machine_dir / "machine.json").exists() else {}
+        for path in sorted(machine_dir.glob("*.json")):
+            if path.name == "machine.json":
+                continue
+            data = json.loads(path.read_text())
+            found = {k: _columns(data, v) for k, v in data.get("results", {}).items()
+                     if k.startswith("bench_runtime.")}
+            if not any(_has_value(v.get("result")) for k, v in found.items() if "Eager" not in k):
+                continue
+            row: dict[str, Any] = {"machine": machine_dir.name, "commit": data.get("commit_hash", "")[:8],
+                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}}
+            for suffix, label in LIMITS.items():
+                entry = found.get(f"bench_runtime.{suffix}")
+                if entry and _has_value(entry["result"]):
+                    short = entry["result"][0]
+                    cap = int(data.get("env_vars", {}).get("VKBENCH_STEP_CAP") or _default_cap())
+                    row["limits"][label] = {"short_of_cap": short, "cap": cap, "limit": cap - short}
+            for suffix, label in MANY_COLUMNS.items():
+                entry = found.get(f"bench_runtime.{suffix}")
+                if not entry:
+                    continue
+                for n, value in zip(_params(entry), entry["result"] or [], strict=False):
+                    row["many"].setdefault(int(n), {})[label] = value
+            rows.append(row)
+    return rows
+
+
+def _default_cap() -> int:
+    from vkbench.runtime import STEP_CAP
+
+    return int(os.environ.get("VKBENCH_STEP_CAP", STEP_CAP))
+
+
+def _has_value(result: Any) -> bool:
+    if result is None:
+        return False
+    values = result if isinstance(result, list) else [result]
+    return any(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in values)
+
+
+def _fmt(label: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if "µs" in label:
+        return f"{value:.2f}"
+    if "diff" in label:
+        return f"{value:.3g}"
+    return f"{value * 1e3:.2f} ms"
+
+
+def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list[dict[str, Any]]]]:
+    tables = []
+    for path in sorted(folder.glob("policy-latency-*.json")):
+        data = json.loads(path.read_text())
+        rows = data.get("rows", data) if isinstance(data, dict) else data
+        if isinstance(rows, list) and rows:
+            tables.append((path.name, rows))
+    return tables
+
+
+def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[str, Any]]]]) -> str:
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             "<title>vkbench: Vulkan runtime</title>",
+             "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
+             "table{border-collapse:collapse;margin:.5em 0 1.5em}"
+             "td,th{border:1px solid #ccc;padding:.2em .6em;"
+             "text-align:right}th{background:#f4f4f4}</style></head><body>",
+             "<h1>Vulkan runtime: <code>Many(n)</code> step limits and latency</h1>",
+             "<p><code>Many(n)</code> is <code>x*1.0001+0.001</code> n times: 2 dispatches per step in one "
+             "Vulkan delegate. The step limit is the largest n that executes (cap − asv's "
+             "<code>track_steps_short_of_cap</code>). Numbers are read from the committed asv results; "
+             "<a href='index.html'>back</a>.</p>"]
+    if not rows:
+        parts.append("<p>No runtime results recorded yet.</p>")
+    parts.append("<h2>Step limits</h2><table><tr><th>machine</th><th>commit</th><th>runner</th>"
+                 "<th>step limit</th><th>cap</th></tr>")
+    for row in rows:
+        for runner, limit in row["limits"].items():
+            parts.append(f"<tr><td>{html.escape(row['machine'])}</td><td>{row['commit']}</td>"
+                         f"<td>{runner}</td><td>{limit['limit']}</td><td>{limit['cap']}</td></tr>")
+    parts.append("</table>")
+    for row in rows:
+        labels = [label for label in MANY_COLUMNS.values() if any(label in v for v in row["many"].values())]
+        parts.append(f"<h2>{html.escape(row['machine'])} <small>({html.escape(row['cpu'])}, "
+                     f"commit {row['commit']})</small></h2><table><tr><th>n</th>"
+                     + "".join(f"<th>{html.escape(label)}</th>" for label in labels) + "</tr>")
+        for n in sorted(row["many"]):
+            cells = "".join(f"<td>{_fmt(label, row['many'][n].get(label))}</td>" for label in labels)
+            parts.append(f"<tr><td>{n}</td>{cells}</tr>")
+        parts.append("</table>")
+    for name, table in policy_tables:
+        keys = [k for k in table[0] if not isinstance(table[0][k], (dict, list))]
+        parts.append(f"<h2>Policy latency: {html.escape(name)}</h2><table><tr>"
+                     + "".join(f"<th>{html.escape(k)}</th>" for k in keys) + "</tr>")
+        for item in table:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(str(item.get(k, '')))}</td>" for k in keys)
+                         + "</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write(html_root: Path) -> int:
+    """Write ``runtime.html``; returns how many machine rows it shows."""
+    rows = machine_rows()
+    (Path(html_root) / "runtime.html").write_text(render(rows, policy_latency_tables()))
+    return len(rows)
+
+
+def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """Step-limit rows and per-n rows, formatted, for the CLI and the README."""
+    limit_rows = [[row["machine"], row["commit"], runner, str(limit["limit"]), str(limit["cap"])]
+                  for row in rows for runner, limit in row["limits"].items()]
+    labels = [label for label in MANY_COLUMNS.values()
+              if any(label in values for row in rows for values in row["many"].values())]
+    many_rows = [[row["machine"], str(n)] + [_fmt(label, row["many"][n].get(label)) for label in labels]
+                 for row in rows for n in sorted(row["many"])]
+    return labels, limit_rows, many_rows
+
+
+def main(markdown: bool = False, as_json: bool = False) -> str:
+    """What ``vkbench runtime`` prints: the committed asv runtime results, tabulated."""
+    from vkbench import tables
+
+    rows = machine_rows()
+    if as_json:
+        return json.dumps(rows, indent=2)
+    labels, limit_rows, many_rows = table_rows(rows)
+    draw = tables.markdown if markdown else tables.render
+    limit_table = draw(["machine", "commit", "runner", "step limit", "cap"], limit_rows)
+    many_table = draw(["machine", "n", *labels], many_rows)
+    return f"{limit_table}\n\n{many_table}"
