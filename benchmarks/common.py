@@ -48,12 +48,7 @@ def require_vkbench() -> None:
 def lower_probe(name: str) -> dict[str, Any]:
     """Coverage of one probe as JSON, or ``{"error": ...}`` when lowering fails."""
     require_vkbench()
-    module, inputs = probes.build_probe(name)
-    try:
-        coverage, _ = lowering.lower(module, inputs, to_executorch=False)
-    except Exception as error:  # noqa: BLE001 - recorded, the benchmark skips
-        return {"error": f"{type(error).__name__}: {error}"}
-    return coverage.to_json()
+    return probes.probe_coverage(name)
 
 
 @functools.cache

@@ -23,8 +23,7 @@ class UsageError(Exception):
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from vkbench.lowering import LoweringError, lower
-    from vkbench.probes import PROBES, build_probe
+    from vkbench.probes import PROBES, probe_coverage
 
     names = args.names or list(PROBES)
     unknown = [n for n in names if n not in PROBES]
@@ -32,13 +31,8 @@ def _probe(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown probe {unknown[0]!r}; known: {', '.join(PROBES)}")
     results: list[dict[str, Any]] = []
     for name in names:
-        module, inputs = build_probe(name)
         row: dict[str, Any] = {"probe": name, "shows": PROBES[name].shows}
-        try:
-            coverage, _ = lower(module, inputs)
-            row.update(coverage.to_json())
-        except LoweringError as error:
-            row.update(failed_stage=error.stage, error=str(error))
+        row.update(probe_coverage(name, to_executorch=True))
         results.append(row)
         if not args.json:
             print(f"  lowered {name}", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -74,3 +75,22 @@ def build_probe(name: str) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
     if name not in PROBES:
         raise KeyError(f"unknown probe {name!r}; known: {', '.join(PROBES)}")
     return _seeded(PROBES[name].build)()
+
+
+def probe_coverage(name: str, *, to_executorch: bool = False) -> dict[str, Any]:
+    """Coverage of one probe as JSON, or ``{"failed_stage", "error"}`` when lowering fails.
+
+    The one loop body behind ``vkbench probe``, the probe benchmarks and the
+    coverage page. Any exception counts as a failed lowering (an old commit
+    may raise something other than :class:`~vkbench.lowering.LoweringError`).
+    """
+    from vkbench.lowering import lower
+
+    module, inputs = build_probe(name)
+    try:
+        coverage, _ = lower(module, inputs, to_executorch=to_executorch)
+    except Exception as error:  # noqa: BLE001 - recorded, never raised
+        stage = getattr(error, "stage", None)  # LoweringError names its stage and cause
+        message = str(error) if stage else f"{type(error).__name__}: {error}"
+        return {"failed_stage": stage or "lower", "error": message}
+    return coverage.to_json()

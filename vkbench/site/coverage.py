@@ -48,18 +48,15 @@ def _rows_from_coverage(kind: str, name: str, coverage: dict[str, Any]) -> list[
 
 
 def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dict[str, Any]]:
-    from vkbench.lowering import LoweringError, lower
-    from vkbench.probes import PROBES, build_probe
+    from vkbench.probes import PROBES, probe_coverage
 
     rows: list[dict[str, Any]] = []
     for name in names or list(PROBES):
-        module, inputs = build_probe(name)
-        try:
-            coverage, _ = lower(module, inputs, to_executorch=False)
-        except LoweringError as error:
-            rows.append({"kind": "probe", "name": name, "op": "", "reason": f"FAILED: {error}", "nodes": 0})
+        data = probe_coverage(name)
+        if "error" in data:
+            rows.append({"kind": "probe", "name": name, "op": "", "reason": f"FAILED: {data['error']}",
+                         "nodes": 0})
             continue
-        data = coverage.to_json()
         for row in _rows_from_coverage("probe", name, data):
             row.update(nodes_total=data["nodes_total"], nodes_cpu=data["nodes_cpu"],
                        vulkan_programs=data["vulkan_programs"])
