@@ -4,6 +4,10 @@ CLI, asv benchmarks and tests all call :func:`lower`, so a number in the
 site, a line in the terminal and an assertion in a test describe the same
 computation. The record says how much the Vulkan backend took, what it left
 on the CPU and why (the partitioner's own reasons), and where the time went.
+
+The same path can target XNNPACK or no delegate at all (``backend=``), so a
+runtime comparison of Vulkan against the CPU backends runs the *same*
+exported program through the same stages, not a second lowering recipe.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ _vk_partitioner = safe_import("executorch.backends.vulkan.partitioner.vulkan_par
 _vk_patterns = safe_import("executorch.backends.vulkan.patterns")
 _vk_preprocess = safe_import("executorch.backends.vulkan.vulkan_preprocess")
 _fx_partitioner = safe_import("torch.fx.passes.infra.partitioner")
+_xnn_partitioner = safe_import("executorch.backends.xnnpack.partition.xnnpack_partitioner")
+_xnn_preprocess = safe_import("executorch.backends.xnnpack.xnnpack_preprocess")
+
+#: Targets of :func:`lower`: the Vulkan delegate (the project's subject), the
+#: XNNPACK CPU delegate, and ``portable`` (no delegate: ExecuTorch's portable kernels).
+BACKENDS = ("vulkan", "xnnpack", "portable")
+#: Reason given to every CPU node of a ``portable`` lowering (there is no partitioner to ask).
+NO_PARTITIONER = "no partitioner (portable)"
+_PARTITIONER_MODULES = {"vulkan": _vk_partitioner, "xnnpack": _xnn_partitioner}
 
 #: Stages of a lowering, in order; a failure names the stage it happened in.
 STAGES = ("export", "to_edge", "partition", "preprocess", "to_executorch")
@@ -58,7 +71,11 @@ class CpuNode:
 
 @dataclass
 class Coverage:
-    """What the Vulkan backend took from one program, and at what cost."""
+    """What the Vulkan backend took from one program, and at what cost.
+
+    For a non-Vulkan :func:`lower` the same fields describe that backend:
+    ``vulkan_programs`` counts its delegate calls (0 for ``portable``).
+    """
 
     vulkan_programs: int = 0
     nodes_total: int = 0
@@ -115,13 +132,41 @@ def make_partitioner(options: dict[str, Any] | None = None) -> Any:
     return module.VulkanPartitioner(dict(options) if options else None)
 
 
+def _partitioners(backend: str, options: dict[str, Any] | None) -> list[Any]:
+    """The partitioner list ``to_edge_transform_and_lower`` gets for ``backend``."""
+    if backend == "vulkan":
+        return [make_partitioner(options)]
+    if backend == "xnnpack":
+        return [require(_xnn_partitioner).XnnpackPartitioner(**(options or {}))]
+    return []
+
+
+def _attr(module: Any, name: str) -> Any:
+    """``module.name``, or None when the module (a :class:`Missing`) or the name is absent."""
+    return getattr(module, name, None) if module else None
+
+
 @contextlib.contextmanager
-def _instrumented(clock: PhaseClock, supported: dict[str, bool], where: list[str]) -> Iterator[None]:
-    """Time the partitioner's phases and preprocess; track the active stage."""
-    partitioner_cls = getattr(_vk_partitioner, "VulkanPartitioner", None)
-    operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
-    backend_cls = getattr(_vk_preprocess, "VulkanBackend", None)
-    fx_cls = getattr(_fx_partitioner, "CapabilityBasedPartitioner", None)
+def _instrumented(
+    clock: PhaseClock, supported: dict[str, bool], where: list[str], backend: str = "vulkan"
+) -> Iterator[None]:
+    """Time the partitioner's phases and preprocess; track the active stage.
+
+    Only ``backend``'s partitioner and preprocess are wrapped: a lowering for
+    XNNPACK must not need (or time) the Vulkan modules, and vice versa.
+    """
+    vulkan = backend == "vulkan"
+    if vulkan:
+        partitioner_cls = getattr(_vk_partitioner, "VulkanPartitioner", None)
+        operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
+        backend_cls = getattr(_vk_preprocess, "VulkanBackend", None)
+    elif backend == "xnnpack":
+        partitioner_cls = _attr(_xnn_partitioner, "XnnpackPartitioner")
+        operators_cls = None
+        backend_cls = _attr(_xnn_preprocess, "XnnpackBackend")
+    else:
+        partitioner_cls = operators_cls = backend_cls = None
+    fx_cls = _attr(_fx_partitioner, "CapabilityBasedPartitioner")
 
     def staged(stage: str):
         def replace(original):
@@ -158,11 +203,13 @@ def _instrumented(clock: PhaseClock, supported: dict[str, bool], where: list[str
         stack.enter_context(patched(partitioner_cls, "partition", staged("partition")))
         stack.enter_context(patched(backend_cls, "preprocess", staged("preprocess")))
         stack.enter_context(
-            patched(_vk_patterns or None, "get_all_fusable_subgraphs", timed("partition.fusable_patterns"))
+            patched(
+                (_vk_patterns or None) if vulkan else None,
+                "get_all_fusable_subgraphs",
+                timed("partition.fusable_patterns"),
+            )
         )
-        stack.enter_context(
-            patched(fx_cls, "propose_partitions", timed("partition.propose_partitions"))
-        )
+        stack.enter_context(patched(fx_cls, "propose_partitions", timed("partition.propose_partitions")))
         stack.enter_context(patched(operators_cls, "is_node_supported", checked))
         yield
 
@@ -179,14 +226,18 @@ def _delegated_nodes(graph_module: torch.fx.GraphModule) -> int:
             continue
         inner = original.graph_module if hasattr(original, "graph_module") else original
         count += sum(
-            1
-            for n in inner.graph.nodes
-            if n.op == "call_function" and op_name(n.target) not in _NOT_COMPUTE
+            1 for n in inner.graph.nodes if n.op == "call_function" and op_name(n.target) not in _NOT_COMPUTE
         )
     return count
 
 
-def _count(edge_program: Any, reasons: SkipReasons, supported: dict[str, bool], record: Coverage) -> None:
+def _count(
+    edge_program: Any,
+    reasons: SkipReasons,
+    supported: dict[str, bool],
+    record: Coverage,
+    fixed_reason: str | None = None,
+) -> None:
     graph_module = edge_program.graph_module
     cpu_ops: Counter[str] = Counter()
     for node in graph_module.graph.nodes:
@@ -197,9 +248,12 @@ def _count(edge_program: Any, reasons: SkipReasons, supported: dict[str, bool], 
             record.vulkan_programs += 1
         elif name not in _NOT_COMPUTE:
             cpu_ops[name] += 1
-            record.cpu_nodes.append(
-                CpuNode(node.name, name, reasons.for_node(node.name, name, supported.get(node.name)))
+            why = (
+                [fixed_reason]
+                if fixed_reason
+                else reasons.for_node(node.name, name, supported.get(node.name))
             )
+            record.cpu_nodes.append(CpuNode(node.name, name, why))
     record.cpu_ops = dict(sorted(cpu_ops.items()))
     record.nodes_cpu = sum(cpu_ops.values())
     record.nodes_delegated = _delegated_nodes(graph_module)
@@ -214,6 +268,7 @@ def lower(
     partitioner_options: dict[str, Any] | None = None,
     to_executorch: bool = True,
     keep_program: bool = False,
+    backend: str = "vulkan",
 ) -> tuple[Coverage, Any]:
     """Lower ``module`` with the Vulkan partitioner and describe the result.
 
@@ -221,8 +276,19 @@ def lower(
     benchmarks do to time lowering alone. Returns ``(coverage, program)``
     where ``program`` is the ExecuTorch program manager when ``keep_program``
     (else ``None``). Raises :class:`LoweringError` naming the failed stage.
+
+    ``backend`` (one of :data:`BACKENDS`) picks the target: ``vulkan`` (the
+    default), ``xnnpack`` (``XnnpackPartitioner``; ``partitioner_options``
+    are its keyword arguments) or ``portable`` (plain ``to_edge``, nothing
+    delegated, every compute node counted as CPU). A backend whose modules
+    this executorch lacks raises ``NotImplementedError`` (asv's skip).
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if backend == "portable" and partitioner_options:
+        raise ValueError("the portable backend has no partitioner to take partitioner_options")
     exir = require(_exir)
+    require(_PARTITIONER_MODULES.get(backend, _exir))  # before exporting: skip fast when it is missing
     record = Coverage()
     clock = PhaseClock()
     supported: dict[str, bool] = {}
@@ -235,17 +301,26 @@ def lower(
             record.seconds["export"] = time.perf_counter() - start
         else:
             record.seconds["export"] = 0.0
-        operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
-        with recording_skip_reasons(operators_cls) as reasons, _instrumented(clock, supported, where):
+        operators_cls = (
+            getattr(_vk_partitioner, "VulkanSupportedOperators", None) if backend == "vulkan" else None
+        )
+        with (
+            recording_skip_reasons(operators_cls) as reasons,
+            _instrumented(clock, supported, where, backend),
+        ):
             start = time.perf_counter()
             try:
-                edge = exir.to_edge_transform_and_lower(
-                    exported, partitioner=[make_partitioner(partitioner_options)]
-                )
+                if backend == "portable":
+                    edge = exir.to_edge(exported)
+                else:
+                    edge = exir.to_edge_transform_and_lower(
+                        exported, partitioner=_partitioners(backend, partitioner_options)
+                    )
             except Exception as error:
                 raise LoweringError(getattr(error, _STAGE_ATTR, "to_edge"), error) from error
             lowered_s = time.perf_counter() - start
-        _count(edge.exported_program(), reasons, supported, record)
+        fixed = NO_PARTITIONER if backend == "portable" else None
+        _count(edge.exported_program(), reasons, supported, record, fixed)
         if to_executorch:
             start = time.perf_counter()
             try:
