@@ -109,7 +109,7 @@ class PolicyRuntime:
 
             self.forward = forward
         else:
-            method = _pr._load_program_method(cache["pte"][entry][backend])
+            method = _pr.rt.load_method(cache["pte"][entry][backend], require_vulkan=False)
             args = _pr.flat_tensors(inputs)
             self.forward = lambda: method.execute(args)
         self.forward()  # warm-up: the first execute allocates (and, on Vulkan, records)

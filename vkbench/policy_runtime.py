@@ -105,14 +105,6 @@ class Run:
 # --------------------------------------------------------------------------- readiness
 
 
-def _load_program_method(pte: bytes, name: str = "forward") -> Any:
-    """A freshly loaded method for any backend (``rt.load_method`` insists on Vulkan)."""
-    program = _runtime.Runtime.get().load_program(pte, verification=_runtime.Verification.Minimal)  # type: ignore[union-attr]
-    method = program.load_method(name)
-    method._vkbench_program = program  # keep the program (and its bytes) alive with the method
-    return method
-
-
 @functools.cache
 def executes_programs() -> tuple[bool, str]:
     """Can this Python's ExecuTorch runtime execute a program at all?
@@ -138,7 +130,7 @@ def executes_programs() -> tuple[bool, str]:
 
         x = torch.arange(4, dtype=torch.float32)
         _, program = lower(Affine(), (x,), backend="portable", keep_program=True)
-        out = _load_program_method(bytes(program.buffer)).execute([x])[0]
+        out = rt.load_method(bytes(program.buffer), require_vulkan=False).execute([x])[0]
         if not torch.equal(out, x * 2 + 1):
             return False, f"the runtime executes but computes x*2+1 wrong: {out.tolist()}"
     except Exception as error:  # noqa: BLE001 - the reason is the answer
@@ -251,7 +243,7 @@ def _measure_backend(run: Run, module: Any, inputs: tuple[Any, ...], expected: A
             save.write_bytes(pte)
         stage = "load"
         start = time.perf_counter()
-        method = _load_program_method(pte)
+        method = rt.load_method(pte, require_vulkan=False)
         run.seconds["load"] = round(time.perf_counter() - start, 3)
         stage = "execute"
         args = flat_tensors(inputs)
@@ -326,13 +318,6 @@ def measure(
     return runs
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
 def measure_isolated(
     entry_name: str,
     backends: Sequence[str] = (EAGER, *BACKENDS),
@@ -349,7 +334,7 @@ def measure_isolated(
     if save_dir is not None:
         command += ["--save-dir", str(save_dir)]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_child_env())
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=rt.child_env())
         stdout, failure = result.stdout, None
     except subprocess.TimeoutExpired as expired:
         out = expired.stdout or ""

@@ -222,9 +222,16 @@ def lower_many(n: int) -> tuple[Any, bytes]:
     return coverage, pte
 
 
-def load_method(pte: bytes, name: str = "forward") -> Any:
-    """A freshly loaded method (a new Program each time: Program caches methods)."""
-    require_vulkan_runtime()
+def load_method(pte: bytes, name: str = "forward", *, require_vulkan: bool = True) -> Any:
+    """A freshly loaded method (a new Program each time: Program caches methods).
+
+    ``require_vulkan=False`` loads programs for other backends (XNNPACK,
+    portable), as the policy latency comparison does.
+    """
+    if require_vulkan:
+        require_vulkan_runtime()
+    elif not _runtime:
+        raise NotImplementedError("executorch.runtime is unavailable")
     program = _runtime.Runtime.get().load_program(pte, verification=_runtime.Verification.Minimal)  # type: ignore[union-attr]
     method = program.load_method(name)
     method._vkbench_program = program  # keep the program (and its bytes) alive with the method
@@ -309,7 +316,8 @@ def probe_many(n: int, save: str | os.PathLike[str] | None = None) -> Probe:
     return probe
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
+    """This environment with the checkout first on ``PYTHONPATH`` (for ``python -m vkbench...`` children)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -322,7 +330,7 @@ def probe_many_isolated(
     """:func:`probe_many` in a child process (a crash or abort becomes a failed probe)."""
     command = [sys.executable, "-m", "vkbench.runtime", "probe", str(n)] + ([str(save)] if save else [])
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_child_env())
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env())
     except subprocess.TimeoutExpired:
         return Probe(n, stage="timeout", error=f"probe took over {timeout:.0f}s")
     for line in reversed(result.stdout.strip().splitlines()):
