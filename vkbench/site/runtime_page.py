@@ -105,7 +105,7 @@ def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list
     tables = []
     for path in sorted(folder.glob("policy-latency-*.json")):
         data = json.loads(path.read_text())
-        rows = data.get("rows", data) if isinstance(data, dict) else data
+        rows = (data.get("runs") or data.get("rows")) if isinstance(data, dict) else data
         if isinstance(rows, list) and rows:
             tables.append((path.name, rows))
     return tables
@@ -182,4 +182,20 @@ def main(markdown: bool = False, as_json: bool = False) -> str:
     draw = tables.markdown if markdown else tables.render
     limit_table = draw(["machine", "commit", "runner", "step limit", "cap"], limit_rows)
     many_table = draw(["machine", "n", *labels], many_rows)
-    return f"{limit_table}\n\n{many_table}"
+    parts = [limit_table, many_table]
+    for name, runs in policy_latency_tables():
+        parts.append(f"Policy forward latency, `results/runtime/{name}`:")
+        parts.append(draw(["entry", "backend", "status", "forward ms (median)", "max abs diff vs eager"],
+                          [[r["entry"], r["backend"], _status(r),
+                            _number(r.get("forward_ms"), ".2f"), _number(r.get("max_abs_diff"), ".3g")]
+                           for r in runs]))
+    return "\n\n".join(parts)
+
+
+def _status(run: dict[str, Any]) -> str:
+    """``ok``, or the failed stage and the end of the error (where the runtime says what is wrong)."""
+    return "ok" if run["ok"] else f"{run['stage']}: …{run['error'][-90:]}"
+
+
+def _number(value: Any, spec: str) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
