@@ -45,9 +45,6 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import runtime as rt
-from vkbench.compat import safe_import
-
-_runtime = safe_import("executorch.runtime")
 
 #: Lowering targets compared here (``vkbench.lowering.BACKENDS``, fixed so the grid never changes).
 BACKENDS = ("vulkan", "xnnpack", "portable")
@@ -114,11 +111,8 @@ def executes_programs() -> tuple[bool, str]:
     runtime number would be a failure for the same reason; this asks once,
     with a portable ``x * 2 + 1``, and says why not.
     """
-    if not _runtime:
-        try:
-            _runtime.Runtime  # noqa: B018 - raises NotImplementedError with the import error
-        except NotImplementedError as error:
-            return False, str(error)
+    if (missing := rt.runtime_import_error()) is not None:
+        return False, missing
     try:
         import torch
 
@@ -156,7 +150,7 @@ def runtime_ready(backend: str) -> tuple[bool, str]:
     elif RUNTIME_BACKEND[backend]:
         name = RUNTIME_BACKEND[backend]
         try:
-            registry = _runtime.Runtime.get().backend_registry  # type: ignore[union-attr]
+            registry = rt.backend_registry()
             if not registry.is_available(name):
                 names = ", ".join(registry.registered_backend_names) or "none"
                 return False, f"{name} is not registered in this executorch (registered: {names})"

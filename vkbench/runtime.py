@@ -55,19 +55,27 @@ PROBE_TIMEOUT = float(os.environ.get("VKBENCH_PROBE_TIMEOUT", "900"))
 # --------------------------------------------------------------------------- status
 
 
-def _registry() -> Any:
+def backend_registry() -> Any:
     return _runtime.Runtime.get().backend_registry  # type: ignore[union-attr]
+
+
+def runtime_import_error() -> str | None:
+    """Why ``executorch.runtime`` did not import here, or None when it did."""
+    if _runtime:
+        return None
+    try:
+        _runtime.Runtime  # noqa: B018 - raises NotImplementedError with the import error
+    except NotImplementedError as error:
+        return str(error)
+    return "executorch.runtime is unavailable"
 
 
 def vulkan_registered() -> tuple[bool, str]:
     """``(registered, reason)`` for the Vulkan backend in this Python's runtime."""
-    if not _runtime:
-        try:
-            _runtime.Runtime  # noqa: B018 - raises NotImplementedError with the import error
-        except NotImplementedError as error:
-            return False, str(error)
+    if (missing := runtime_import_error()) is not None:
+        return False, missing
     try:
-        registry = _registry()
+        registry = backend_registry()
         if registry.is_available(BACKEND):
             return True, f"{BACKEND} is registered"
         names = ", ".join(registry.registered_backend_names) or "none"
@@ -153,7 +161,7 @@ def vulkan_runtime_status() -> dict[str, Any]:
         "backends": [],
     }
     try:
-        status["backends"] = sorted(_registry().registered_backend_names)
+        status["backends"] = sorted(backend_registry().registered_backend_names)
     except Exception:  # noqa: BLE001
         pass
     try:
