@@ -125,3 +125,48 @@ class PolicyRuntime:
         return math.nan if value is None else value
 
     track_max_abs_diff.unit = "abs diff"
+
+
+class PolicyNative:
+    """The same entries executed by the C++ runner (:mod:`vkbench.native.policies`).
+
+    For a machine that runs ExecuTorch's C++ runtime but not its Python
+    package or lerobot (the H200 device): programs, inputs and eager outputs
+    are prepared elsewhere (``python -m vkbench.native.policies export DIR``,
+    ``VKBENCH_POLICY_IO=DIR``) and run by ``VKBENCH_PTE_RUNNER`` (built with
+    the Vulkan, XNNPACK and optimized-kernel libraries). The runner's own clock
+    times ``Method::execute`` (median of 10 after a warm-up): tracks in seconds.
+    """
+
+    params = [ENTRIES, RUNTIME_BACKENDS]
+    param_names = ["entry", "backend"]
+    timeout = 1800
+
+    def setup_cache(self) -> dict[str, Any]:
+        try:
+            from vkbench.native import policies as native_policies
+
+            native_policies.require_runner()
+            if native_policies.io_dir() is None:
+                raise NotImplementedError(f"no policy programs: set {native_policies.IO_ENV}")
+        except (ImportError, NotImplementedError) as error:
+            return {"skip": str(error)}
+        return {entry: {backend: native_policies.run_policy(entry, backend) for backend in RUNTIME_BACKENDS}
+                for entry in ENTRIES}
+
+    def setup(self, cache: dict[str, Any], entry: str, backend: str) -> None:
+        if "skip" in cache:
+            raise NotImplementedError(cache["skip"])
+        run = cache[entry][backend]
+        if not run["ok"]:
+            raise NotImplementedError(f"{entry} on {backend}: {run['stage']}: {run['error']}")
+
+    def track_forward(self, cache: dict[str, Any], entry: str, backend: str) -> float:
+        return cache[entry][backend]["forward_s"]
+
+    track_forward.unit = "seconds"
+
+    def track_max_abs_diff(self, cache: dict[str, Any], entry: str, backend: str) -> float:
+        return cache[entry][backend]["max_abs_diff"]
+
+    track_max_abs_diff.unit = "abs diff"

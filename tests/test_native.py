@@ -1,9 +1,12 @@
 """The C++ runner path (:mod:`vkbench.native`) and its asv classes.
 
 CI has the PyPI wheel: its headers and ``libexecutorch.so`` are enough to
-build the runner (linked here with the wheel's XNNPACK backend library, since
-there is no Vulkan one), and a broken program must come back as a failed
-probe, not a crash. Executing ``Many(n)`` on Vulkan needs a build from
+build the runner (linked here with the wheel's XNNPACK backend and optimized
+kernel libraries, since there is no Vulkan one). A broken program must come
+back as a failed probe, not a crash, and a policy entry lowered for XNNPACK
+and for portable kernels must run natively and match eager PyTorch — the
+runner needs no torch, so this runs even where the wheel's Python runtime
+cannot execute anything. Executing ``Many(n)`` on Vulkan needs a build from
 ``python -m vkbench.build full`` and a Vulkan device; that test skips
 elsewhere.
 """
@@ -35,10 +38,11 @@ def _bench():
 @pytest.fixture(scope="module")
 def wheel_runner(tmp_path_factory) -> Path:
     """pte_runner built against the installed wheel (XNNPACK as the linked backend)."""
-    backend = ET_DIR / "lib" / "libexecutorch_backend_xnnpack.so"
-    if not (ET_DIR / "include").is_dir() or not backend.exists():
-        pytest.skip("this executorch has no C++ headers or XNNPACK library")
-    return native.build_runner(tmp_path_factory.mktemp("runner"), backend, ET_DIR)
+    libraries = [ET_DIR / "lib" / name for name in
+                 ("libexecutorch_backend_xnnpack.so", "libexecutorch_kernels_optimized.so")]
+    if not (ET_DIR / "include").is_dir() or not all(lib.exists() for lib in libraries):
+        pytest.skip("this executorch has no C++ headers, XNNPACK or kernel library")
+    return native.build_runner(tmp_path_factory.mktemp("runner"), [str(lib) for lib in libraries], ET_DIR)
 
 
 def test_native_benchmarks_skip_without_a_runner(monkeypatch):
@@ -118,3 +122,18 @@ def test_record_refuses_an_unknown_release():
 
     with pytest.raises(SystemExit, match="not in ledger.json"):
         recorded_release("0.0.0+nothing")
+
+
+def test_policy_runs_natively_and_matches_eager(wheel_runner, monkeypatch, tmp_path):
+    from vkbench.native import policies as native_policies
+
+    manifest = native_policies.export_policy_io(["tdmpc/pi"], tmp_path, backends=("xnnpack", "portable"))
+    assert all(run["ok"] for run in manifest["tdmpc/pi"]["backends"].values()), manifest
+    monkeypatch.setenv(native.RUNNER_ENV, str(wheel_runner))
+    for backend in ("xnnpack", "portable"):
+        run = native_policies.run_policy("tdmpc/pi", backend, folder=tmp_path, repeats=2)
+        assert run["ok"], run
+        assert run["max_abs_diff"] < 1e-4
+        assert 0 < run["forward_min_s"] <= run["forward_s"]
+    missing = native_policies.run_policy("tdmpc/pi", "vulkan", folder=tmp_path)
+    assert not missing["ok"] and missing["stage"] == "missing"

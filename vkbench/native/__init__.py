@@ -35,7 +35,7 @@ RUN_TIMEOUT = 300.0
 
 def build_runner(
     out_dir: str | os.PathLike[str],
-    backend_library: str | os.PathLike[str],
+    backend_library: str | os.PathLike[str] | list[str | os.PathLike[str]],
     executorch_dir: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Compile ``pte_runner`` into ``out_dir`` and copy the libraries it needs beside it.
@@ -43,7 +43,8 @@ def build_runner(
     ``executorch_dir`` is an installed ``executorch`` package (default: the
     imported one), whose ``include/`` and ``lib/libexecutorch.so`` are used;
     ``backend_library`` is ``libexecutorch_backend_vulkan.so`` from a
-    ``python -m vkbench.build full`` build. The wheel's core is built with the
+    ``python -m vkbench.build full`` build (or a list: e.g. Vulkan and the
+    wheel's XNNPACK library, to compare both on one machine). The wheel's core is built with the
     event tracer, so the runner always defines ``ET_EVENT_TRACER_ENABLED``
     (class layouts must match ``libexecutorch.so``); whether the *backend*
     writes QueryPool timestamps is decided by how the backend was built.
@@ -56,19 +57,21 @@ def build_runner(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     core = et / "lib" / "libexecutorch.so"
-    backend = Path(backend_library)
+    libraries = backend_library if isinstance(backend_library, list) else [backend_library]
+    backends = [Path(b) for b in libraries]
     shutil.copy2(core, out / core.name)
-    shutil.copy2(backend, out / backend.name)
-    for needed in _needed_libraries(backend):  # e.g. XNNPACK's libexecutorch_threadpool.so
-        for folder in (backend.parent, et / "lib"):
-            if (folder / needed).exists() and not (out / needed).exists():
-                shutil.copy2(folder / needed, out / needed)
+    for backend in backends:
+        shutil.copy2(backend, out / backend.name)
+        for needed in _needed_libraries(backend):  # e.g. XNNPACK's libexecutorch_threadpool.so
+            for folder in (backend.parent, et / "lib"):
+                if (folder / needed).exists() and not (out / needed).exists():
+                    shutil.copy2(folder / needed, out / needed)
     command = [
         os.environ.get("CXX", "g++"), "-O2", "-std=c++17",
         "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
         f"-I{et / 'include'}", f"-I{et / 'include/executorch/runtime/core/portable_type/c10'}",
         str(SOURCE), "-o", str(out / "pte_runner"),
-        f"-L{out}", "-Wl,--no-as-needed", "-lexecutorch", str(out / backend.name),
+        f"-L{out}", "-Wl,--no-as-needed", "-lexecutorch", *(str(out / b.name) for b in backends),
         f"-Wl,-rpath-link,{out}", "-Wl,-rpath,$ORIGIN",
     ]
     subprocess.run(command, check=True)
@@ -104,12 +107,18 @@ def find_pte(n: int, folder: Path | None = None) -> Path | None:
     return keyed[0] if keyed else None
 
 
-def require_native() -> tuple[Path, Path]:
-    """The runner and .pte folder, or ``NotImplementedError`` saying what is missing."""
-    runner, folder = runner_path(), pte_dir()
+def require_runner() -> Path:
+    """The built runner, or ``NotImplementedError`` saying how to get one."""
+    runner = runner_path()
     if runner is None or not runner.exists():
         raise NotImplementedError(f"no native runner: set {RUNNER_ENV} to a built pte_runner "
                                   f"(python -m vkbench.native build)")
+    return runner
+
+
+def require_native() -> tuple[Path, Path]:
+    """The runner and ``Many(n)`` .pte folder, or ``NotImplementedError`` saying what is missing."""
+    runner, folder = require_runner(), pte_dir()
     if folder is None or not folder.is_dir():
         raise NotImplementedError(f"no lowered programs: set {PTE_DIR_ENV} to a folder of many_<n>.pte")
     return runner, folder
@@ -169,11 +178,15 @@ def find_native_step_limit(cap: int, start: int) -> StepLimit:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vkbench.native build OUT BACKEND_SO [EXECUTORCH_DIR] | run N... | limit CAP [START]``."""
+    """``python -m vkbench.native build OUT EXECUTORCH_DIR LIB... | run N... | limit CAP [START]``.
+
+    ``LIB``: backend or kernel libraries to link (Vulkan's; the wheel's XNNPACK
+    and ``libexecutorch_kernels_optimized.so`` for programs with CPU ops).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv else ""
-    if command == "build" and len(argv) >= 3:
-        print(build_runner(argv[1], argv[2], argv[3] if len(argv) > 3 else None))
+    if command == "build" and len(argv) >= 4:
+        print(build_runner(argv[1], list(argv[3:]), argv[2]))
     elif command == "run" and len(argv) >= 2:
         for n in argv[1:]:
             print(json.dumps(run_many(int(n)).to_json()), flush=True)
