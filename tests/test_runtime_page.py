@@ -34,6 +34,8 @@ def test_rows_limits_and_per_n_values(tmp_path):
         "bench_runtime.ManyNative.track_execute": [[0.005, 0.011, None], sizes, "h", 0, 1],
         "bench_runtime.ManyNative.track_us_per_dispatch": [[5.0, 5.5, None], sizes, "h", 0, 1],
         "bench_runtime.ManyNative.track_max_abs_diff": [[0.0, 0.0, None], sizes, "h", 0, 1],
+        "bench_policy_runtime.PolicyNative.track_forward": [
+            [0.003, 0.004, None, 0.2], [["'tdmpc/pi'", "'tdmpc/q'"], ["'vulkan'", "'xnnpack'"]], "h", 0, 1],
     })
     _write_machine(tmp_path, "cpu-only", {  # eager alone is not a runtime result
         "bench_runtime.ManyEager.time_eager": [[0.003, 0.006, 0.01], sizes, "h", 0, 1],
@@ -48,6 +50,12 @@ def test_rows_limits_and_per_n_values(tmp_path):
     assert limit_rows == [["gpu-tracer-on", "a9ed1dc2", "C++ runner", str(limit["limit"]), str(limit["cap"])]]
     assert ["gpu-tracer-on", "1500", "—", "—", "—"] in many_rows
     assert "11.00 ms" in many_rows[1]
+    policies = rows[0]["policies"]  # asv flattens entry x backend in product order
+    assert policies[("C++ runner", "tdmpc/pi", "xnnpack")]["forward"] == 0.004
+    assert policies[("C++ runner", "tdmpc/q", "xnnpack")]["forward"] == 0.2
+    assert policies[("C++ runner", "tdmpc/q", "vulkan")]["forward"] is None
+    expected_row = ["gpu-tracer-on", "C++ runner", "tdmpc/q", "xnnpack", "200.00 ms", "—"]
+    assert expected_row in runtime_page.policy_rows(rows)
     page = runtime_page.render(rows, [])
     assert "gpu-tracer-on" in page and "5.50" in page and "cpu-only" not in page
 

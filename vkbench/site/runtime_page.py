@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import html
+import itertools
 import json
 import math
 import os
@@ -33,6 +34,13 @@ MANY_COLUMNS = {
     "ManyNative.track_max_abs_diff": "max abs diff (C++ runner)",
     "ManyEager.time_eager": "eager PyTorch",
 }
+#: Policy latency benchmarks (params: entry × backend) -> (runner, quantity)
+POLICY_BENCHMARKS = {
+    "bench_policy_runtime.PolicyRuntime.time_forward": ("Python runtime", "forward"),
+    "bench_policy_runtime.PolicyRuntime.track_max_abs_diff": ("Python runtime", "max abs diff"),
+    "bench_policy_runtime.PolicyNative.track_forward": ("C++ runner", "forward"),
+    "bench_policy_runtime.PolicyNative.track_max_abs_diff": ("C++ runner", "max abs diff"),
+}
 LIMITS = {"StepLimit.track_steps_short_of_cap": "Python runtime",
           "StepLimitNative.track_steps_short_of_cap": "C++ runner"}
 
@@ -41,9 +49,18 @@ def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
     return dict(zip(data.get("result_columns", ["result", "params"]), entry, strict=False))
 
 
+def _unquote(value: str) -> str:
+    return str(ast.literal_eval(value)) if value.startswith(("'", '"')) else value
+
+
 def _params(entry: dict[str, Any]) -> list[str]:
     params = entry.get("params") or [[]]
-    return [str(ast.literal_eval(p)) if p.startswith(("'", '"')) else p for p in params[0]] if params else []
+    return [_unquote(p) for p in params[0]] if params else []
+
+
+def _param_grid(entry: dict[str, Any]) -> list[tuple[str, ...]]:
+    """asv's flattened result order: the product of the parameter lists."""
+    return list(itertools.product(*[[_unquote(p) for p in values] for values in entry.get("params") or []]))
 
 
 def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
@@ -57,11 +74,17 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
                 continue
             data = json.loads(path.read_text())
             found = {k: _columns(data, v) for k, v in data.get("results", {}).items()
-                     if k.startswith("bench_runtime.")}
+                     if k.startswith(("bench_runtime.", "bench_policy_runtime."))}
             if not any(_has_value(v.get("result")) for k, v in found.items() if "Eager" not in k):
                 continue
             row: dict[str, Any] = {"machine": machine_dir.name, "commit": data.get("commit_hash", "")[:8],
-                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}}
+                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {}}
+            for name, (runner, quantity) in POLICY_BENCHMARKS.items():
+                entry = found.get(name)
+                if not entry or not _has_value(entry.get("result")):
+                    continue
+                for key, value in zip(_param_grid(entry), entry["result"], strict=False):
+                    row["policies"].setdefault((runner, *key), {})[quantity] = value
             for suffix, label in LIMITS.items():
                 entry = found.get(f"bench_runtime.{suffix}")
                 if entry and _has_value(entry["result"]):
@@ -141,6 +164,13 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[
             cells = "".join(f"<td>{_fmt(label, row['many'][n].get(label))}</td>" for label in labels)
             parts.append(f"<tr><td>{n}</td>{cells}</tr>")
         parts.append("</table>")
+    recorded = policy_rows(rows)
+    if recorded:
+        parts.append("<h2>Policy forward latency (asv)</h2><table><tr><th>machine</th><th>runner</th>"
+                     "<th>entry</th><th>backend</th><th>forward (median)</th><th>max abs diff</th></tr>")
+        for item in recorded:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
+        parts.append("</table>")
     for name, table in policy_tables:
         keys = [k for k in table[0] if not isinstance(table[0][k], (dict, list))]
         parts.append(f"<h2>Policy latency: {html.escape(name)}</h2><table><tr>"
@@ -171,31 +201,35 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], 
     return labels, limit_rows, many_rows
 
 
+def policy_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """machine, runner, entry, backend, forward, max abs diff (asv results of the policy classes)."""
+    out = []
+    for row in rows:
+        for (runner, entry, backend), values in sorted(row["policies"].items()):
+            out.append([row["machine"], runner, entry, backend, _fmt("forward", values.get("forward")),
+                        _fmt("max abs diff", values.get("max abs diff"))])
+    return out
+
+
 def main(markdown: bool = False, as_json: bool = False) -> str:
     """What ``vkbench runtime`` prints: the committed asv runtime results, tabulated."""
     from vkbench import tables
 
     rows = machine_rows()
     if as_json:
-        return json.dumps(rows, indent=2)
+        def policies(row: dict[str, Any]) -> list[dict[str, Any]]:
+            return [{"runner": runner, "entry": entry, "backend": backend, **values}
+                    for (runner, entry, backend), values in row["policies"].items()]
+
+        return json.dumps([{**row, "policies": policies(row)} for row in rows], indent=2)
     labels, limit_rows, many_rows = table_rows(rows)
     draw = tables.markdown if markdown else tables.render
     limit_table = draw(["machine", "commit", "runner", "step limit", "cap"], limit_rows)
     many_table = draw(["machine", "n", *labels], many_rows)
     parts = [limit_table, many_table]
-    for name, runs in policy_latency_tables():
-        parts.append(f"Policy forward latency, `results/runtime/{name}`:")
-        parts.append(draw(["entry", "backend", "status", "forward ms (median)", "max abs diff vs eager"],
-                          [[r["entry"], r["backend"], _status(r),
-                            _number(r.get("forward_ms"), ".2f"), _number(r.get("max_abs_diff"), ".3g")]
-                           for r in runs]))
+    recorded = policy_rows(rows)
+    if recorded:
+        parts.append("Policy forward latency (asv; — where a backend cannot run the entry):")
+        headers = ["machine", "runner", "entry", "backend", "forward (median)", "max abs diff vs eager"]
+        parts.append(draw(headers, recorded))
     return "\n\n".join(parts)
-
-
-def _status(run: dict[str, Any]) -> str:
-    """``ok``, or the failed stage and the end of the error (where the runtime says what is wrong)."""
-    return "ok" if run["ok"] else f"{run['stage']}: …{run['error'][-90:]}"
-
-
-def _number(value: Any, spec: str) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
