@@ -157,7 +157,8 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[
     parts.append("</table>")
     for row in rows:
         labels = [label for label in MANY_COLUMNS.values() if any(label in v for v in row["many"].values())]
-        parts.append(f"<h2>{html.escape(row['machine'])} <small>({html.escape(row['cpu'])}, "
+        where = f"{row['cpu']}, " if row["cpu"] else ""
+        parts.append(f"<h2>{html.escape(row['machine'])} <small>({html.escape(where)}"
                      f"commit {row['commit']})</small></h2><table><tr><th>n</th>"
                      + "".join(f"<th>{html.escape(label)}</th>" for label in labels) + "</tr>")
         for n in sorted(row["many"]):
