@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +28,18 @@ def probe_coverage():
         module, inputs = build_probe(name)
         results[name] = lower(module, inputs)[0]
     return results
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """Import a module of ``benchmarks/`` as asv does: the checkout on ``sys.path``, by package name."""
+    root = str(Path(__file__).resolve().parent.parent)
+
+    def load(name: str):
+        sys.path.insert(0, root)
+        try:
+            return importlib.import_module(f"benchmarks.{name}")
+        finally:
+            sys.path.remove(root)
+
+    return load

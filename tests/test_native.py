@@ -13,7 +13,6 @@ elsewhere.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -21,18 +20,9 @@ import pytest
 from vkbench import native
 from vkbench import runtime as rt
 
-ROOT = Path(__file__).resolve().parent.parent
 executorch = pytest.importorskip("executorch")
 ET_DIR = Path(list(executorch.__path__)[0])
 REGISTERED, REASON = rt.vulkan_registered()
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_runtime", ROOT / "benchmarks" / "bench_runtime.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +35,10 @@ def wheel_runner(tmp_path_factory) -> Path:
     return native.build_runner(tmp_path_factory.mktemp("runner"), [str(lib) for lib in libraries], ET_DIR)
 
 
-def test_native_benchmarks_skip_without_a_runner(monkeypatch):
+def test_native_benchmarks_skip_without_a_runner(load_benchmark, monkeypatch):
     monkeypatch.delenv(native.RUNNER_ENV, raising=False)
     monkeypatch.delenv(native.PTE_DIR_ENV, raising=False)
-    bench = _bench()
+    bench = load_benchmark("bench_runtime")
     many = bench.ManyNative()
     cache = many.setup_cache()
     assert native.RUNNER_ENV in cache["skip"]

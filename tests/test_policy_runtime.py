@@ -11,11 +11,8 @@ smallest entry, ``tdmpc/pi``, runs on every ready backend and must match eager.
 
 from __future__ import annotations
 
-import importlib
 import math
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -23,7 +20,6 @@ import torch
 from vkbench import policy_runtime as pr
 from vkbench.lowering import NO_PARTITIONER, lower
 
-ROOT = Path(__file__).resolve().parent.parent
 ENTRY = "tdmpc/pi"  # the smallest entry: 21 compute nodes
 EXECUTES, EXECUTES_REASON = pr.executes_programs()
 READY = {backend: pr.runtime_ready(backend) for backend in pr.BACKENDS}
@@ -34,14 +30,6 @@ needs_runtime = pytest.mark.skipif(
     not READY["xnnpack"][0] or not READY["portable"][0],
     reason=f"the runtime cannot run xnnpack/portable programs here ({READY['xnnpack'][1]})",
 )
-
-
-def _bench():
-    sys.path.insert(0, str(ROOT))
-    try:
-        return importlib.import_module("benchmarks.bench_policy_runtime")
-    finally:
-        sys.path.remove(str(ROOT))
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +99,8 @@ def test_isolated_run_keeps_finished_backends_and_records_the_crash(monkeypatch)
     assert "exit -6" in vulkan.error and "VK_ERROR_DEVICE_LOST" in vulkan.error
 
 
-def test_benchmark_shape():
-    bench = _bench()
+def test_benchmark_shape(load_benchmark):
+    bench = load_benchmark("bench_policy_runtime")
     cls = bench.PolicyRuntime
     assert cls.params == [bench.ENTRIES, ["eager", "vulkan", "xnnpack", "portable"]]
     assert cls.param_names == ["entry", "backend"]
@@ -121,8 +109,8 @@ def test_benchmark_shape():
     assert cls.track_max_abs_diff.unit
 
 
-def test_failed_run_is_a_skip_with_its_stage():
-    bench = _bench()
+def test_failed_run_is_a_skip_with_its_stage(load_benchmark):
+    bench = load_benchmark("bench_policy_runtime")
     failed = pr.Run(ENTRY, "vulkan").fail("partition", "AttributeError: no shape")
     cache = {"runs": {ENTRY: {"vulkan": failed.to_json()}}, "pte": {ENTRY: {}}}
     with pytest.raises(NotImplementedError, match="tdmpc/pi on vulkan: partition: AttributeError: no shape"):
@@ -141,8 +129,8 @@ def test_runtime_that_cannot_execute_says_why():
 
 
 @needs_no_runtime
-def test_benchmark_skips_cleanly_with_the_reason():
-    bench = _bench()
+def test_benchmark_skips_cleanly_with_the_reason(load_benchmark):
+    bench = load_benchmark("bench_policy_runtime")
     cache = bench.PolicyRuntime().setup_cache()  # lowers nothing: no backend is ready
     assert cache["pte"] == {entry: {} for entry in bench.ENTRIES}
     for backend in bench.RUNTIME_BACKENDS:
@@ -179,8 +167,8 @@ def test_entry_runs_on_every_ready_backend_and_matches_eager():
 
 
 @needs_runtime
-def test_benchmark_times_a_loaded_program():
-    bench = _bench()
+def test_benchmark_times_a_loaded_program(load_benchmark):
+    bench = load_benchmark("bench_policy_runtime")
     cache = bench.measure_all([ENTRY], ["portable"])
     assert cache["runs"][ENTRY]["portable"]["ok"], cache["runs"][ENTRY]["portable"]
     assert cache["pte"][ENTRY]["portable"][4:8] == b"ET12"

@@ -9,30 +9,19 @@ device is present; they never need a fetched snapshot.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from vkbench import runtime as rt
 
-ROOT = Path(__file__).resolve().parent.parent
 REGISTERED, REASON = rt.vulkan_registered()
 needs_vulkan = pytest.mark.skipif(
     not (REGISTERED and rt.vulkan_devices()["available"]),
     reason=f"needs a Vulkan runtime build and device ({REASON})",
 )
 needs_no_vulkan = pytest.mark.skipif(REGISTERED, reason="this executorch has a Vulkan runtime")
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_runtime", ROOT / "benchmarks" / "bench_runtime.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # ----------------------------------------------------------------- PyPI wheel (CI)
@@ -56,8 +45,8 @@ def test_require_raises_not_implemented_with_reason():
 
 
 @needs_no_vulkan
-def test_benchmarks_skip_cleanly():
-    bench = _bench()
+def test_benchmarks_skip_cleanly(load_benchmark):
+    bench = load_benchmark("bench_runtime")
     many = bench.ManyVulkan()
     cache = many.setup_cache()
     assert cache == {"skip": REASON}
@@ -77,15 +66,15 @@ def test_load_method_refuses_without_vulkan():
 # ----------------------------------------------------------------- everywhere
 
 
-def test_benchmark_shape():
-    bench = _bench()
+def test_benchmark_shape(load_benchmark):
+    bench = load_benchmark("bench_runtime")
     assert bench.ManyVulkan.params == [500, 1000, 1500, 2000, 4000]
     assert bench.ManyVulkan.track_max_abs_diff.unit
     assert bench.StepLimit.track_steps_short_of_cap.unit == "steps"
 
 
-def test_failed_size_is_recorded_not_raised():
-    bench = _bench()
+def test_failed_size_is_recorded_not_raised(load_benchmark):
+    bench = load_benchmark("bench_runtime")
     cache = {
         "probes": {7: rt.Probe(7, stage="execute", error="RuntimeError: QueryPool").to_json()},
         "pte": {},
