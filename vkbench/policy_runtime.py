@@ -148,14 +148,9 @@ def runtime_ready(backend: str) -> tuple[bool, str]:
         if rt.vulkan_devices()["available"] is False:
             return False, f"no Vulkan device: {rt.vulkan_devices().get('error', 'vulkaninfo lists none')}"
     elif RUNTIME_BACKEND[backend]:
-        name = RUNTIME_BACKEND[backend]
-        try:
-            registry = rt.backend_registry()
-            if not registry.is_available(name):
-                names = ", ".join(registry.registered_backend_names) or "none"
-                return False, f"{name} is not registered in this executorch (registered: {names})"
-        except Exception as error:  # noqa: BLE001
-            return False, f"executorch.runtime failed: {_first_line(error)}"
+        registered, reason = rt.backend_registered(RUNTIME_BACKEND[backend])
+        if not registered:
+            return False, reason
     return executes_programs()
 
 

@@ -70,22 +70,27 @@ def runtime_import_error() -> str | None:
     return "executorch.runtime is unavailable"
 
 
-def vulkan_registered() -> tuple[bool, str]:
-    """``(registered, reason)`` for the Vulkan backend in this Python's runtime."""
+def backend_registered(name: str) -> tuple[bool, str]:
+    """``(registered, reason)`` for runtime backend ``name`` in this Python's runtime."""
     if (missing := runtime_import_error()) is not None:
         return False, missing
     try:
         registry = backend_registry()
-        if registry.is_available(BACKEND):
-            return True, f"{BACKEND} is registered"
+        if registry.is_available(name):
+            return True, f"{name} is registered"
         names = ", ".join(registry.registered_backend_names) or "none"
     except Exception as error:  # noqa: BLE001
         return False, f"executorch.runtime failed: {type(error).__name__}: {error}"
-    return False, (
-        f"no Vulkan runtime: {BACKEND} is not registered in this executorch "
-        f"(registered: {names}); the PyPI wheel has none, build one with "
-        "`python -m vkbench.build full`"
-    )
+    return False, f"{name} is not registered in this executorch (registered: {names})"
+
+
+def vulkan_registered() -> tuple[bool, str]:
+    """``(registered, reason)`` for the Vulkan backend, saying how to get one."""
+    registered, reason = backend_registered(BACKEND)
+    if not reason.startswith(f"{BACKEND} is not registered"):  # registered, or no runtime at all
+        return registered, reason
+    return False, (f"no Vulkan runtime: {reason}; the PyPI wheel has none, build one with "
+                   "`python -m vkbench.build full`")
 
 
 @functools.lru_cache(maxsize=1)

@@ -5,9 +5,11 @@ the 1.5.1 wheel only executes beside the torch its ``_C`` was built against
 (2.13, not the pinned 2.11), and a machine that cannot install that torch
 (the H200 device machine: no network, 64 MiB per transfer) still runs the
 wheel's ``libexecutorch.so`` and our Vulkan backend library.
-``pte_runner.cpp`` links just those two, loads a ``.pte``, executes it
-``repeats + 1`` times (the first is a warm-up) and checks the output against
-``Many(n)`` computed in float32 on the CPU; it prints one JSON line.
+``pte_runner.cpp`` links just those (plus any other backend or kernel
+library named at build), loads a ``.pte``, executes it ``repeats + 1`` times
+(the first is a warm-up) and checks the output against ``Many(n)`` computed in
+float32 on the CPU; it prints one JSON line. :mod:`vkbench.native.policies`
+runs other programs through its ``--io`` mode.
 
 The ``.pte`` files are lowered elsewhere, by the one lowering path
 (:func:`vkbench.runtime.lower_many`, kept in ``VKBENCH_PTE_CACHE``), and
@@ -23,8 +25,9 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from vkbench.runtime import Probe, StepLimit, find_step_limit
+from vkbench.runtime import STEP_START, Probe, StepLimit, find_step_limit
 
 SOURCE = Path(__file__).with_name("pte_runner.cpp")
 RUNNER_ENV = "VKBENCH_PTE_RUNNER"  # path to a built pte_runner (its libraries beside it)
@@ -135,25 +138,39 @@ def run_many(n: int, repeats: int = REPEATS, timeout: float = RUN_TIMEOUT) -> Pr
     pte = find_pte(n, folder)
     if pte is None:
         return Probe(n, stage="missing", error=f"no many_{n}.pte in {folder}")
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
-    try:
-        result = subprocess.run([str(runner), str(pte), str(n), str(repeats)], capture_output=True,
-                                text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return Probe(n, stage="timeout", error=f"runner took over {timeout:.0f}s")
-    line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith("{")), None)
-    if line is None:
-        tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
-        return Probe(n, stage="crash", error=f"exit {result.returncode}: {(tail[-1] if tail else '')[:500]}")
-    data = json.loads(line)
-    if not data.get("ok"):
-        return Probe(n, stage=data.get("stage", "execute"), error=data.get("error", "")[:500])
+    data, failure = invoke_runner(runner, [str(pte), str(n), str(repeats)], timeout)
+    if failure is not None:
+        return Probe(n, stage=failure[0], error=failure[1][:500])
     times = data["execute_s"]
     return Probe(
         n, ok=True, max_abs_diff=float(data["max_abs_diff"]), vulkan_programs=-1, cpu_nodes=-1,
         seconds={"load": data["load_s"], "execute": statistics.median(times), "execute_min": min(times)},
     )
+
+
+def invoke_runner(
+    runner: Path, args: list[str], timeout: float = RUN_TIMEOUT
+) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """Run ``runner args`` with its libraries on the path; ``(json, None)`` or ``({}, (stage, error))``.
+
+    A timeout, a crash without a JSON line (the runtime aborted) and a JSON
+    line with ``ok: false`` all come back as a failed stage, never raised.
+    """
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
+    try:
+        result = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
+                                env=env)
+    except subprocess.TimeoutExpired:
+        return {}, ("timeout", f"runner took over {timeout:.0f}s")
+    line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        return {}, ("crash", f"exit {result.returncode}: {tail[-1] if tail else ''}")
+    data = json.loads(line)
+    if not data.get("ok"):
+        return data, (data.get("stage", "execute"), data.get("error", ""))
+    return data, None
 
 
 class MissingProgram(RuntimeError):
@@ -191,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in argv[1:]:
             print(json.dumps(run_many(int(n)).to_json()), flush=True)
     elif command == "limit" and len(argv) >= 2:
-        result = find_native_step_limit(int(argv[1]), int(argv[2]) if len(argv) > 2 else 256)
+        result = find_native_step_limit(int(argv[1]), int(argv[2]) if len(argv) > 2 else STEP_START)
         print(json.dumps({"cap": result.cap, "limit": result.limit,
                           "probes": [p.to_json() for p in result.probes]}))
     else:

@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from vkbench.native import RUN_TIMEOUT, require_runner
+from vkbench.native import invoke_runner, require_runner
 
 IO_ENV = "VKBENCH_POLICY_IO"  # folder written by export_policy_io
 BACKENDS = ("vulkan", "xnnpack", "portable")
@@ -100,24 +99,12 @@ def run_policy(entry: str, backend: str, folder: Path | None = None, repeats: in
         if failed and not failed.get("ok"):
             return {"ok": False, "stage": failed["stage"], "error": failed["error"]}
         return {"ok": False, "stage": "missing", "error": f"no {pte}"}
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
     with tempfile.TemporaryDirectory() as work:
         for path in source.glob("input_*.bin"):
             shutil.copy2(path, Path(work) / path.name)
-        try:
-            result = subprocess.run([str(runner), str(pte), "--io", work, str(repeats)], capture_output=True,
-                                    text=True, timeout=RUN_TIMEOUT, env=env)
-        except subprocess.TimeoutExpired:
-            return {"ok": False, "stage": "timeout", "error": f"runner took over {RUN_TIMEOUT:.0f}s"}
-        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith("{")), None)
-        if line is None:
-            tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
-            detail = tail[-1] if tail else ""
-            return {"ok": False, "stage": "crash", "error": f"exit {result.returncode}: {detail}"}
-        data = json.loads(line)
-        if not data.get("ok"):
-            return {"ok": False, "stage": data.get("stage", "execute"), "error": data.get("error", "")}
+        data, failure = invoke_runner(runner, [str(pte), "--io", work, str(repeats)])
+        if failure is not None:
+            return {"ok": False, "stage": failure[0], "error": failure[1]}
         worst = 0.0
         for output in data["outputs"]:
             expected = np.load(source / f"expected_{output['index']}.npy")
