@@ -1,68 +1,146 @@
 """Partitioner cost as the graph grows: ``VulkanPartitioner.partition`` on Blocks(n).
 
-The edge program is built in ``setup`` (outside the timed region) and copied
-per call, because ``partition`` tags nodes in place. 400 blocks take minutes
-on 2 cores, so each size is sampled once per process.
+Each size is exported, lowered to edge and partitioned (instrumented) *once
+per commit*, by whichever benchmark of this module needs it first; the
+*record* (partitions, phase split, memory, ``to_edge`` time) is written as
+JSON into the directory of the module's ``setup_cache``, which asv keeps for
+the whole run and uses as every benchmark's working directory. Usually that
+first benchmark is ``time_partition`` (asv runs a group in name order, and
+``PartitionScaling.`` sorts before ``PartitionScalingRecord.``), which
+then keeps the edge program it built for its timed samples, so nothing is
+built twice.
+
+* ``PartitionScaling.time_partition`` is a genuine asv timing (the seed's
+  headline, what ``asv continuous`` gates on): every sample partitions a
+  fresh copy of the edge program (``partition`` tags nodes in place; asv
+  re-runs ``setup`` per sample). Small sizes take several samples, 400 blocks
+  (over a minute) one. The timer is process CPU time: the partitioner is
+  single-threaded Python, and CPU time ignores the other jobs of a shared
+  machine (its CV was a half to a third of wall time's, README).
+* ``PartitionScalingRecord`` / ``PartitionScalingPhases`` read the record.
+
+Tiers select sizes with asv's ``-b 'name(params)'`` matching (vkbench/tiers.py):
+the gate never builds ``Blocks(400)``.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import time
+from pathlib import Path
+from typing import Any
 
-from .common import BLOCK_SIZES, blocks_edge_program, quiet, require_vkbench
+from .common import BLOCK_SIZES, quiet, require_vkbench
 
 try:
+    from vkbench import scaling
     from vkbench.lowering import timed_partition
 except Exception:  # noqa: BLE001 - require_vkbench() reports why in setup
-    timed_partition = None  # type: ignore[assignment]
+    scaling = timed_partition = None  # type: ignore[assignment]
+
+PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
+#: Edge programs this benchmark process built (asv re-runs ``setup`` per sample).
+_PROGRAMS: dict[int, Any] = {}
 
 
-class PartitionScaling:
+def _record_path(directory: str, blocks: int) -> Path:
+    return Path(directory) / f"blocks-{blocks}.json"
+
+
+def shared_record(directory: str, blocks: int, keep_program: bool = False) -> dict[str, Any]:
+    """The size's record from ``directory``, made (and the program kept) by the first caller."""
+    path = _record_path(directory, blocks)
+    if path.is_file() and (not keep_program or blocks in _PROGRAMS):
+        return json.loads(path.read_text())
+    require_vkbench()
+    quiet()
+    if path.is_file():  # recorded by another benchmark: this one needs only the program
+        _PROGRAMS[blocks] = scaling.blocks_edge_program(blocks)
+        return json.loads(path.read_text())
+    point, program = scaling.measure_keeping_program(blocks)
+    if keep_program:
+        _PROGRAMS[blocks] = program
+    record = vars(point)
+    path.write_text(json.dumps(record))
+    return record
+
+
+class _Blocks:
     params = [BLOCK_SIZES]
     param_names = ["blocks"]
     timeout = 900
+
+    def setup_cache(self) -> str:
+        """The directory the records are shared through (asv's cache dir for this module)."""
+        return str(Path.cwd().resolve())
+
+
+class PartitionScaling(_Blocks):
+    rounds = 1
     number = 1
-    repeat = 1
-    processes = 1
     warmup_time = 0.0
+    min_run_count = 1
+    repeat = 5  # samples per size; SAMPLES overrides per size in setup
+    timer = time.process_time  # CPU seconds: steadier than wall time on a shared machine (README)
+    #: Samples per size: the median of 5 (3 at 200) keeps `asv continuous -f 1.4` quiet on a loaded
+    #: 2-core machine (README); 400 blocks take over a minute each.
+    SAMPLES = {50: 5, 100: 5, 200: 3, 400: 1}
 
-    def setup(self, blocks: int) -> None:
-        require_vkbench()
-        quiet()
-        self.program = copy.deepcopy(blocks_edge_program(blocks))
+    def setup(self, directory: str, blocks: int) -> None:
+        shared_record(directory, blocks, keep_program=True)
+        self.repeat = self.SAMPLES.get(blocks, 1)
+        self.program = copy.deepcopy(_PROGRAMS[blocks])
 
-    def time_partition(self, blocks: int) -> None:
+    def time_partition(self, directory: str, blocks: int) -> None:
         timed_partition(self.program)
 
-    def track_partitions(self, blocks: int) -> int:
+
+class PartitionScalingRecord(_Blocks):
+    """What the one instrumented partition per size found and cost."""
+
+    def setup(self, directory: str, blocks: int) -> None:
+        self.record = shared_record(directory, blocks)
+
+    def track_partitions(self, directory: str, blocks: int) -> int:
         """Vulkan partitions found; more means more CPU<->GPU transitions."""
-        partitions, _ = timed_partition(self.program)
-        return partitions
+        return self.record["partitions"]
 
     track_partitions.unit = "partitions"
 
-    def peakmem_partition(self, blocks: int) -> None:
-        timed_partition(self.program)
+    def track_added_mb(self, directory: str, blocks: int) -> float:
+        """Peak RSS during ``partition`` above the RSS before it."""
+        return self.record["added_rss_mb"]
+
+    track_added_mb.unit = "MiB"
+
+    def track_to_edge_seconds(self, directory: str, blocks: int) -> float:
+        """``torch.export`` + ``to_edge`` of ``Blocks(n)``: the program the partitioner gets."""
+        return self.record["edge_seconds"]
+
+    track_to_edge_seconds.unit = "seconds"
+
+    def track_work_seconds(self, directory: str, blocks: int) -> float:
+        """Wall seconds of the whole record (edge program + one instrumented partition)."""
+        return self.record["work_seconds"]
+
+    track_work_seconds.unit = "seconds"
 
 
-class PartitionPhases:
-    """Seconds per phase of one partition call, so a regression names its owner.
+class PartitionScalingPhases(_Blocks):
+    """Seconds per phase of the record's partition, so a regression names its owner.
 
     ``propose_partitions`` is torch.fx; ``fusable_patterns`` and
     ``is_node_supported`` are ExecuTorch's Vulkan partitioner.
     """
 
-    params = [BLOCK_SIZES, ["propose_partitions", "fusable_patterns", "is_node_supported"]]
+    params = [BLOCK_SIZES, PHASES]
     param_names = ["blocks", "phase"]
-    timeout = 1800
-    unit = "seconds"
 
-    def setup_cache(self) -> dict[int, dict[str, float]]:
-        require_vkbench()
-        quiet()
-        return {n: timed_partition(copy.deepcopy(blocks_edge_program(n)))[1] for n in BLOCK_SIZES}
+    def setup(self, directory: str, blocks: int, phase: str) -> None:
+        self.record = shared_record(directory, blocks)
 
-    def track_phase_seconds(self, cache: dict[int, dict[str, float]], blocks: int, phase: str) -> float:
-        return cache[blocks][phase]
+    def track_phase_seconds(self, directory: str, blocks: int, phase: str) -> float:
+        return self.record["phases"][phase]
 
     track_phase_seconds.unit = "seconds"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 
 import pytest
@@ -99,3 +100,28 @@ def test_a_crash_inside_the_partitioner_names_the_partition_stage(monkeypatch):
         lower(torch.nn.ReLU(), (torch.randn(2, 3),))
     assert caught.value.stage == "partition"
     assert caught.value.error_type == "AttributeError"
+
+
+def test_child_stderr_is_captured_echoed_and_attached(capsys):
+    import subprocess
+
+    from vkbench.failures import child_stderr_captured, first_error_line
+
+    script = ("import sys; print('note: fine', file=sys.stderr); "
+              "print('fatal: no kernel', file=sys.stderr); sys.exit(3)")
+    with child_stderr_captured(), pytest.raises(subprocess.CalledProcessError) as raised:
+        subprocess.run([sys.executable, "-c", script], check=True)
+    assert "fatal: no kernel" in capsys.readouterr().err  # still shown to whoever watches
+    line = first_error_line(raised.value)
+    assert line.endswith("fatal: no kernel") and "exit status 3" in line
+    # callers that choose their own stderr are left alone, and the patch is undone
+    with child_stderr_captured():
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 3 and "fatal" in done.stderr
+    assert subprocess.run.__module__ == "subprocess"
+
+
+def test_first_error_line_of_a_plain_exception():
+    from vkbench.failures import first_error_line
+
+    assert first_error_line(ValueError("\n  bad shape\nmore")) == "bad shape"

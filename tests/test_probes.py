@@ -130,3 +130,38 @@ def test_cli_bad_input_from_the_shell():
     assert done.returncode == 2
     expected = "vkbench partition: error: --blocks: size must be a positive integer, got '-1'"
     assert done.stderr.strip() == expected
+
+
+def test_partition_only_gives_the_full_lowerings_counts(probe_coverage):
+    """The gate's partition-only pass counts what the full lowering delegates, without codegen."""
+    from vkbench.lowering import lower
+    from vkbench.probes import PROBES, build_probe
+
+    for name in PROBES:
+        module, inputs = build_probe(name)
+        quick, _ = lower(module, inputs, partition_only=True, to_executorch=False)
+        full = probe_coverage[name]
+        assert quick.partition_only and not full.partition_only
+        assert (quick.vulkan_programs, quick.nodes_cpu, quick.nodes_delegated, quick.cpu_ops) == (
+            full.vulkan_programs, full.nodes_cpu, full.nodes_delegated, full.cpu_ops), name
+        assert quick.seconds["preprocess"] == 0.0 and quick.preprocess_calls == 0
+        assert quick.program_bytes is None
+
+
+def test_a_failing_tool_inside_lowering_names_its_own_error(monkeypatch, tmp_path):
+    """flatc failing with exit 1: the LoweringError carries flatc's first error line."""
+    from executorch.exir._serialize import _flatbuffer
+
+    from vkbench.lowering import LoweringError, lower
+    from vkbench.probes import build_probe
+
+    tool = tmp_path / "flatc"
+    tool.write_text("#!/bin/sh\necho 'flatc: warning: ignored' >&2\necho 'flatc: error: schema broken' >&2\n"
+                    "exit 1\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(_flatbuffer, "_get_flatc_path", lambda: str(tool))
+    module, inputs = build_probe("linear_f32")
+    with pytest.raises(LoweringError) as raised:
+        lower(module, inputs)
+    assert "returned non-zero exit status 1" in str(raised.value)
+    assert "flatc: error: schema broken" in str(raised.value)

@@ -25,13 +25,13 @@ def test_ci_runs_the_readme_test_command():
 def test_benchmark_modules_define_lower_is_better_tracks():
     sys.path.insert(0, str(ROOT))
     try:
-        for name in ("bench_probes", "bench_partition"):
+        for name in ("bench_probes", "bench_partition", "bench_policies"):
             module = importlib.import_module(f"benchmarks.{name}")
-            classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
-                       if c.__module__ == module.__name__]
+            classes = [c for n, c in inspect.getmembers(module, inspect.isclass)
+                       if c.__module__ == module.__name__ and not n.startswith("_")]
             assert classes, name
             for cls in classes:
-                methods = [m for m in vars(cls) if m.split("_")[0] in {"time", "track", "peakmem"}]
+                methods = [m for m in dir(cls) if m.split("_")[0] in {"time", "track", "peakmem"}]
                 assert methods, cls
                 assert len(cls.params) == len(cls.param_names)
     finally:

@@ -129,8 +129,9 @@ def asv(config: Path, *args: str, timeout: float = 900) -> subprocess.CompletedP
     path = f"{Path(sys.base_prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     # The aot smoke import (tests/test_build_aot.py covers it) is skipped here: the
     # suite's own import in asv is the same check, and it saves ~15 s per commit.
+    # HOME in tmp: `asv machine` writes ~/.asv-machine.json, which is the user's, not the test's.
     env = {**os.environ, "VKBENCH_BASE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1", "PATH": path,
-           "VKBENCH_AOT_SMOKE": ""}
+           "VKBENCH_AOT_SMOKE": "", "HOME": str(config.parent / "home")}
     command = [sys.executable, "-m", "asv", *args[:1], "--config", str(config), *args[1:]]
     start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout,

@@ -113,9 +113,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "results_dir": str(tmp / "results"), "html_dir": str(tmp / "html" / "releases"),
     }))
 
+    # HOME in tmp: `asv machine` writes ~/.asv-machine.json, which is the user's, not the test's.
+    env = {**os.environ, "HOME": str(tmp / "home")}
+
     def asv(*args: str) -> None:
         subprocess.run([sys.executable, "-m", "asv", args[0], "--config", str(config), *args[1:]],
-                       check=True, capture_output=True, text=True, timeout=300)
+                       check=True, capture_output=True, text=True, timeout=300, env=env)
 
     asv("machine", "--yes", "--machine", "site-test")
     for commit in commits:

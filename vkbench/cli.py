@@ -11,9 +11,11 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from vkbench import tables
+from vkbench.tiers import TIERS
 
 EXIT_USAGE = 2
 
@@ -62,6 +64,8 @@ def _partition(args: argparse.Namespace) -> int:
         sizes = [positive_size(v) for v in args.blocks]
     except ValueError as error:
         raise UsageError(f"--blocks: {error}") from error
+    if args.repeat is not None:
+        return _partition_noise(sizes, args)
     points = []
     for n in sizes:
         if not args.json:
@@ -85,10 +89,44 @@ def _partition(args: argparse.Namespace) -> int:
     return 0
 
 
+def _partition_noise(sizes: list[int], args: argparse.Namespace) -> int:
+    """``partition --repeat N``: the spread of repeated partitions under both clocks."""
+    from vkbench.scaling import sample_noise
+
+    if args.repeat < 2:
+        raise UsageError("--repeat: needs at least 2 samples for a spread")
+    noise = []
+    for n in sizes:
+        print(f"  partitioning Blocks({n}) x{args.repeat} ...", file=sys.stderr)
+        noise.append(sample_noise(n, args.repeat).to_json())
+    if args.json:
+        print(json.dumps({"noise": noise}, indent=2))
+        return 0
+    rows = [[p["blocks"], len(p["wall"]), f"{sorted(p['wall'])[len(p['wall']) // 2]:.3f}",
+             f"{100 * p['wall_cv']:.1f}", f"{sorted(p['cpu'])[len(p['cpu']) // 2]:.3f}",
+             f"{100 * p['cpu_cv']:.1f}"] for p in noise]
+    headers = ["blocks", "samples", "wall median s", "wall CV %", "CPU median s", "CPU CV %"]
+    print((tables.markdown if args.markdown else tables.render)(headers, rows))
+    return 0
+
+
 def _runtime(args: argparse.Namespace) -> int:
     from vkbench.site.runtime_page import main
 
     print(main(markdown=args.markdown, as_json=args.json))
+    return 0
+
+
+def _cost(args: argparse.Namespace) -> int:
+    from vkbench.cost import costs, render
+
+    if not (args.results / "benchmarks.json").is_file():
+        raise UsageError(f"{args.results} holds no asv results (no benchmarks.json)")
+    rows = costs(args.results, args.tier)
+    if args.json:
+        print(json.dumps({"costs": [r.to_json() for r in rows]}, indent=2))
+    else:
+        print(render(rows, markdown=args.markdown))
     return 0
 
 
@@ -120,8 +158,11 @@ def _policies(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     from vkbench.ledger import record_installed
+    from vkbench.tiers import bench_args
 
     asv_args = [a for a in args.asv_args if a != "--"]
+    if args.tier:
+        asv_args = bench_args(args.tier) + asv_args
     return record_installed(asv_args, publish=not args.no_publish, release_version=args.release)
 
 
@@ -138,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     part = sub.add_parser("partition", help="time VulkanPartitioner.partition on Blocks(N)")
     part.add_argument("--blocks", nargs="+", required=True, metavar="N")
+    part.add_argument("--repeat", type=int, metavar="N",
+                      help="partition each size N times; print the spread under wall and CPU clocks")
     part_fmt = part.add_mutually_exclusive_group()
     part_fmt.add_argument("--json", action="store_true")
     part_fmt.add_argument("--markdown", action="store_true")
@@ -160,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--no-publish", action="store_true")
     record.add_argument("--release", metavar="VERSION",
                         help="file under this ledger release instead of the installed executorch")
+    record.add_argument("--tier", choices=list(TIERS),
+                        help="select the tier's benchmarks (asv -b pattern; see vkbench/tiers.py)")
     record.set_defaults(run=_record)
 
     run = sub.add_parser("runtime", help="Vulkan runtime step limits and latency (committed asv results)")
@@ -168,6 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
     run_fmt.add_argument("--markdown", action="store_true")
     run.set_defaults(run=_runtime)
 
+    cost = sub.add_parser("cost", help="per commit and tier: asv wall time, unique work, efficiency")
+    cost.add_argument("--results", type=Path, default=Path(__file__).resolve().parent.parent / "results"
+                      / "releases", help="an asv results directory (default: results/releases)")
+    cost.add_argument("--tier", action="append", choices=list(TIERS), help="tiers to report (repeatable)")
+    cost_fmt = cost.add_mutually_exclusive_group()
+    cost_fmt.add_argument("--json", action="store_true")
+    cost_fmt.add_argument("--markdown", action="store_true")
+    cost.set_defaults(run=_cost)
+
     summary = sub.add_parser("summary", help="coverage and timings last recorded for this release")
     summary.set_defaults(run=lambda args: __import__("vkbench.summary").summary.main())
 
@@ -175,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     pub.set_defaults(run=lambda args: __import__("vkbench.ledger").ledger.publish())
     record.add_argument("asv_args", nargs=argparse.REMAINDER, help="extra arguments for asv run")
     record.set_defaults(run=_record)
+
+    from vkbench.upstream import add_parser as add_upstream_parser  # asv over a local upstream mirror
+
+    add_upstream_parser(sub)
     return parser
 
 

@@ -8,6 +8,12 @@ on the CPU and why (the partitioner's own reasons), and where the time went.
 The same path can target XNNPACK or no delegate at all (``backend=``), so a
 runtime comparison of Vulkan against the CPU backends runs the *same*
 exported program through the same stages, not a second lowering recipe.
+
+``partition_only=True`` stops the same path after the partitioner: the
+backend's ``preprocess`` (code generation, ~3 s per Vulkan delegate) is
+replaced by an empty payload, so the coverage counts cost only ``to_edge`` and
+``partition``. That is what the cheap *gate* tier measures per commit; the
+standard tier's full lowering checks that preprocess really succeeds.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 import torch
 
 from vkbench.compat import require, safe_import
+from vkbench.failures import child_stderr_captured, first_error_line
 from vkbench.phases import PhaseClock, patched
 from vkbench.reasons import SkipReasons, op_name, recording_skip_reasons
 from vkbench.rss import PeakRSS
@@ -33,6 +40,7 @@ _vk_preprocess = safe_import("executorch.backends.vulkan.vulkan_preprocess")
 _fx_partitioner = safe_import("torch.fx.passes.infra.partitioner")
 _xnn_partitioner = safe_import("executorch.backends.xnnpack.partition.xnnpack_partitioner")
 _xnn_preprocess = safe_import("executorch.backends.xnnpack.xnnpack_preprocess")
+_backend_details = safe_import("executorch.exir.backend.backend_details")
 
 #: Targets of :func:`lower`: the Vulkan delegate (the project's subject), the
 #: XNNPACK CPU delegate, and ``portable`` (no delegate: ExecuTorch's portable kernels).
@@ -53,7 +61,7 @@ class LoweringError(RuntimeError):
     """A lowering failed; ``stage`` says where, the cause is chained."""
 
     def __init__(self, stage: str, error: BaseException) -> None:
-        first_line = (str(error).strip().splitlines() or [""])[0]
+        first_line = first_error_line(error)
         super().__init__(f"{stage}: {type(error).__name__}: {first_line}")
         self.stage = stage
         self.error_type = type(error).__name__
@@ -87,7 +95,11 @@ class Coverage:
     partition_phases: dict[str, float] = field(default_factory=dict)
     preprocess_calls: int = 0
     peak_rss_mb: float = 0.0
+    #: Peak RSS during the lowering minus RSS when it started (after a heap trim), MiB.
+    added_rss_mb: float = 0.0
     program_bytes: int | None = None
+    #: True when preprocess was skipped (:func:`lower` ``partition_only``): counts only.
+    partition_only: bool = False
 
     @property
     def cpu_percent(self) -> float:
@@ -146,14 +158,28 @@ def _attr(module: Any, name: str) -> Any:
     return getattr(module, name, None) if module else None
 
 
+def _skip_codegen(original: Any) -> Any:
+    """A ``preprocess`` that returns an empty payload: the partition is kept, no code is generated."""
+
+    def preprocess(*args: Any, **kwargs: Any) -> Any:
+        return require(_backend_details).PreprocessResult(processed_bytes=b"")
+
+    return preprocess
+
+
 @contextlib.contextmanager
 def _instrumented(
-    clock: PhaseClock, supported: dict[str, bool], where: list[str], backend: str = "vulkan"
+    clock: PhaseClock,
+    supported: dict[str, bool],
+    where: list[str],
+    backend: str = "vulkan",
+    partition_only: bool = False,
 ) -> Iterator[None]:
     """Time the partitioner's phases and preprocess; track the active stage.
 
     Only ``backend``'s partitioner and preprocess are wrapped: a lowering for
     XNNPACK must not need (or time) the Vulkan modules, and vice versa.
+    ``partition_only`` replaces the preprocess by :func:`_skip_codegen`.
     """
     vulkan = backend == "vulkan"
     if vulkan:
@@ -201,7 +227,10 @@ def _instrumented(
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(partitioner_cls, "partition", staged("partition")))
-        stack.enter_context(patched(backend_cls, "preprocess", staged("preprocess")))
+        if partition_only:
+            stack.enter_context(patched(backend_cls, "preprocess", _skip_codegen))
+        else:
+            stack.enter_context(patched(backend_cls, "preprocess", staged("preprocess")))
         stack.enter_context(
             patched(
                 (_vk_patterns or None) if vulkan else None,
@@ -269,6 +298,7 @@ def lower(
     to_executorch: bool = True,
     keep_program: bool = False,
     backend: str = "vulkan",
+    partition_only: bool = False,
 ) -> tuple[Coverage, Any]:
     """Lower ``module`` with the Vulkan partitioner and describe the result.
 
@@ -282,19 +312,26 @@ def lower(
     are its keyword arguments) or ``portable`` (plain ``to_edge``, nothing
     delegated, every compute node counted as CPU). A backend whose modules
     this executorch lacks raises ``NotImplementedError`` (asv's skip).
+
+    ``partition_only`` skips code generation (see the module docstring):
+    the counts are the partitioner's, and no ExecuTorch program is made.
+    A child process that fails inside the lowering (``flatc``) puts its own
+    first error line into the :class:`LoweringError`.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
     if backend == "portable" and partitioner_options:
         raise ValueError("the portable backend has no partitioner to take partitioner_options")
+    if partition_only and (backend == "portable" or to_executorch or keep_program):
+        raise ValueError("partition_only needs a partitioner and makes no program (to_executorch=False)")
     exir = require(_exir)
     require(_PARTITIONER_MODULES.get(backend, _exir))  # before exporting: skip fast when it is missing
-    record = Coverage()
+    record = Coverage(partition_only=partition_only)
     clock = PhaseClock()
     supported: dict[str, bool] = {}
     where: list[str] = []
     program = None
-    with PeakRSS() as rss:
+    with PeakRSS() as rss, child_stderr_captured():
         if exported is None:
             start = time.perf_counter()
             exported = export_program(module, example_inputs)  # type: ignore[arg-type]
@@ -306,7 +343,7 @@ def lower(
         )
         with (
             recording_skip_reasons(operators_cls) as reasons,
-            _instrumented(clock, supported, where, backend),
+            _instrumented(clock, supported, where, backend, partition_only),
         ):
             start = time.perf_counter()
             try:
@@ -338,6 +375,7 @@ def lower(
     record.partition_phases = partition_phases(clock)
     record.preprocess_calls = clock.calls.get("preprocess", 0)
     record.peak_rss_mb = round(rss.peak_mb, 1)
+    record.added_rss_mb = round(rss.added_mb, 1)
     return record, (program if keep_program else None)
 
 

@@ -7,6 +7,7 @@ are seeded so every run exports the same program.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -80,17 +81,21 @@ def build_probe(name: str) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
 def probe_coverage(name: str, *, to_executorch: bool = False) -> dict[str, Any]:
     """Coverage of one probe as JSON, or ``{"failed_stage", "error"}`` when lowering fails.
 
+    Both carry ``work_seconds``: the wall time of building and lowering the probe.
+
     The one loop body behind ``vkbench probe``, the probe benchmarks and the
     coverage page. Any exception counts as a failed lowering (an old commit
     may raise something other than :class:`~vkbench.lowering.LoweringError`).
     """
     from vkbench.lowering import lower
 
+    start = time.perf_counter()
     module, inputs = build_probe(name)
     try:
         coverage, _ = lower(module, inputs, to_executorch=to_executorch)
     except Exception as error:  # noqa: BLE001 - recorded, never raised
         stage = getattr(error, "stage", None)  # LoweringError names its stage and cause
         message = str(error) if stage else f"{type(error).__name__}: {error}"
-        return {"failed_stage": stage or "lower", "error": message}
-    return coverage.to_json()
+        return {"failed_stage": stage or "lower", "error": message,
+                "work_seconds": round(time.perf_counter() - start, 3)}
+    return {**coverage.to_json(), "work_seconds": round(time.perf_counter() - start, 3)}

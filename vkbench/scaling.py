@@ -18,6 +18,7 @@ import torch
 from vkbench.compat import require, safe_import
 from vkbench.graphs import Blocks
 from vkbench.lowering import timed_partition
+from vkbench.rss import PeakRSS
 
 _exir = safe_import("executorch.exir")
 
@@ -38,7 +39,11 @@ def call_nodes(program: Any) -> int:
 
 @dataclass
 class ScalingPoint:
-    """One size: partitions found, graph nodes, seconds split by phase."""
+    """One size: partitions found, graph nodes, seconds split by phase.
+
+    ``work_seconds`` is the wall time of the whole record (building the edge
+    program and partitioning it once): what the numbers of this size cost.
+    """
 
     blocks: int
     nodes: int
@@ -46,15 +51,31 @@ class ScalingPoint:
     seconds: float
     phases: dict[str, float] = field(default_factory=dict)
     edge_seconds: float = 0.0
+    added_rss_mb: float = 0.0  #: peak RSS during ``partition`` above the RSS before it, MiB
+    work_seconds: float = 0.0
 
 
-def measure(n: int) -> ScalingPoint:
+def measure_keeping_program(n: int) -> tuple[ScalingPoint, Any]:
+    """:func:`measure`, also returning the (untouched) edge program for further partitions."""
+    import copy
+
     start = time.perf_counter()
     program = blocks_edge_program(n)
     edge_seconds = time.perf_counter() - start
     nodes = call_nodes(program)
-    partitions, phases = timed_partition(program)
-    return ScalingPoint(n, nodes, partitions, phases["total"], phases, round(edge_seconds, 3))
+    partitioned = copy.deepcopy(program)  # partition tags nodes in place; keep a clean original
+    with PeakRSS() as rss:
+        partitions, phases = timed_partition(partitioned)
+    point = ScalingPoint(
+        n, nodes, partitions, phases["total"], phases, round(edge_seconds, 3),
+        added_rss_mb=round(rss.added_mb, 1), work_seconds=round(time.perf_counter() - start, 3),
+    )
+    return point, program
+
+
+def measure(n: int) -> ScalingPoint:
+    """Build ``Blocks(n)``'s edge program and partition it once, instrumented."""
+    return measure_keeping_program(n)[0]
 
 
 def loglog_exponent(sizes: list[int], seconds: list[float]) -> float | None:
@@ -67,3 +88,44 @@ def loglog_exponent(sizes: list[int], seconds: list[float]) -> float | None:
     num = sum((x - mean_x) * (y - mean_y) for x, y in pairs)
     den = sum((x - mean_x) ** 2 for x, _ in pairs)
     return num / den
+
+
+@dataclass
+class Noise:
+    """Repeated partitions of one size, each timed by the wall clock and by process CPU time."""
+
+    blocks: int
+    wall: list[float]
+    cpu: list[float]
+
+    @staticmethod
+    def cv(samples: list[float]) -> float:
+        """Coefficient of variation (sample standard deviation / mean)."""
+        mean = sum(samples) / len(samples)
+        if len(samples) < 2 or not mean:
+            return 0.0
+        return math.sqrt(sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)) / mean
+
+    def to_json(self) -> dict[str, Any]:
+        return {"blocks": self.blocks, "wall": self.wall, "cpu": self.cpu,
+                "wall_cv": round(self.cv(self.wall), 4), "cpu_cv": round(self.cv(self.cpu), 4)}
+
+
+def sample_noise(n: int, repeat: int) -> Noise:
+    """Partition fresh copies of ``Blocks(n)`` ``repeat`` times; both clocks read around each call.
+
+    Both clocks time the *same* calls, so their spread compares the timers,
+    not two runs: on a shared machine other processes stretch wall time but
+    not this process's CPU time (``time.process_time``, asv's ``timer``).
+    """
+    import copy
+
+    program = blocks_edge_program(n)
+    noise = Noise(n, [], [])
+    for _ in range(repeat):
+        fresh = copy.deepcopy(program)
+        wall, cpu = time.perf_counter(), time.process_time()
+        timed_partition(fresh)
+        noise.cpu.append(round(time.process_time() - cpu, 4))
+        noise.wall.append(round(time.perf_counter() - wall, 4))
+    return noise

@@ -1,12 +1,16 @@
 """On-disk cache of exported programs, so benchmarks time lowering, not export.
 
 Programs are saved with ``torch.export.save`` under ``$VKBENCH_CACHE`` (default
-``.asv/cache/exported`` in the current directory), in a folder keyed by the
-torch, executorch and lerobot versions; a file per entry.
+``.asv/cache/exported`` in the vkbench checkout, an absolute path, because asv
+runs benchmarks in a temporary directory), in a folder keyed by the torch and
+lerobot versions and a digest of the policy builders' sources; a file per
+entry. ExecuTorch is not in the key: ``torch.export`` does not involve it, so
+every ExecuTorch commit of a history run reuses the same exported programs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from importlib import metadata
@@ -25,11 +29,28 @@ def _version(dist: str) -> str:
         return "none"
 
 
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parents[1]
+
+
+def _builders_digest() -> str:
+    """Digest of the policy builders' sources: a changed builder must not reuse old programs."""
+    digest = hashlib.sha1()
+    for path in sorted(_PACKAGE.glob("*.py")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+def _default_base() -> Path:
+    """``.asv/cache/exported`` in the checkout (editable install), else the user's cache dir."""
+    if (_CHECKOUT / "pyproject.toml").is_file():
+        return _CHECKOUT / ".asv" / "cache" / "exported"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vkbench" / "exported"
+
+
 def cache_dir() -> Path:
-    base = Path(os.environ.get("VKBENCH_CACHE") or Path(".asv") / "cache" / "exported")
-    key = "-".join(
-        f"{dist}{_version(dist)}" for dist in ("torch", "executorch", "lerobot")
-    )
+    base = Path(os.environ.get("VKBENCH_CACHE") or _default_base())
+    key = "-".join(f"{dist}{_version(dist)}" for dist in ("torch", "lerobot")) + f"-src{_builders_digest()}"
     return base / re.sub(r"[^\w.+-]", "_", key)
 
 

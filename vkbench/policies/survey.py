@@ -76,8 +76,14 @@ def _blocked(entry: Entry, stage: str, error: BaseException, start: float) -> Ro
     )
 
 
-def survey_entry(entry: Entry, *, use_cache: bool = False, to_executorch: bool = True) -> Row:
-    """Build, export and lower one entry; never raises for a failing entry."""
+def survey_entry(
+    entry: Entry, *, use_cache: bool = False, to_executorch: bool = True, partition_only: bool = False
+) -> Row:
+    """Build, export and lower one entry; never raises for a failing entry.
+
+    ``partition_only`` stops after the partitioner (see :func:`vkbench.lowering.lower`):
+    the row's counts are the partitioner's, its ``seconds`` exclude code generation.
+    """
     start = time.perf_counter()
     with _quiet_export_logs():
         exported = cache.load_exported(entry.name) if use_cache else None
@@ -96,7 +102,10 @@ def survey_entry(entry: Entry, *, use_cache: bool = False, to_executorch: bool =
             if use_cache:
                 cache.save_exported(entry.name, exported)
         try:
-            coverage, _ = lower(None, (), exported=exported, to_executorch=to_executorch)
+            coverage, _ = lower(
+                None, (), exported=exported, to_executorch=to_executorch and not partition_only,
+                partition_only=partition_only,
+            )
         except LoweringError as error:
             return _blocked(entry, error.stage, error, start)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row

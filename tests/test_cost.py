@@ -1,0 +1,102 @@
+"""The suite's self-report (``vkbench cost``): wall, unique work and efficiency per commit and tier."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vkbench.cost import costs
+from vkbench.tiers import TIERS
+
+COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
+           "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples", "profile"]
+
+
+def _meta(name: str, params: list[list[str]], kind: str, cache: str | None) -> dict:
+    return {"name": name, "params": params, "type": kind, "setup_cache_key": cache, "version": "1"}
+
+
+def _entry(result: list, duration: float, repeat: list[int] | None = None) -> list:
+    data = {"result": result, "duration": duration}
+    if repeat:
+        data |= {"stats_number": [1] * len(result), "stats_repeat": repeat}
+    return [data.get(column) for column in COLUMNS]
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """An asv results dir shaped like a gate-tier record of one commit."""
+    benchmarks = {
+        "bench_probes.ProbeCoverage.track_cpu_ops": _meta(
+            "bench_probes.ProbeCoverage.track_cpu_ops", [["'mish'", "'elu'"]], "track", "bench_probes:20"),
+        "bench_probes.ProbeCoverage.track_work_seconds": _meta(
+            "bench_probes.ProbeCoverage.track_work_seconds", [["'mish'", "'elu'"]], "track", "bench_probes:20"),
+        "bench_partition.PartitionScaling.time_partition": _meta(
+            "bench_partition.PartitionScaling.time_partition", [["50", "400"]], "time", None),
+        "bench_policies.PolicyCoverage.track_work_seconds": _meta(
+            "bench_policies.PolicyCoverage.track_work_seconds", [["'act/model'"]], "track", "bench_policies:1"),
+        "bench_policies.PolicyLowering.track_work_seconds": _meta(
+            "bench_policies.PolicyLowering.track_work_seconds", [["'act/model'"]], "track", "bench_policies:2"),
+        "version": 2,
+    }
+    (tmp_path / "benchmarks.json").write_text(json.dumps(benchmarks))
+    machine = tmp_path / "box"
+    machine.mkdir()
+    (machine / "machine.json").write_text("{}")
+    data = {
+        "commit_hash": "a" * 40, "result_columns": COLUMNS,
+        "results": {
+            "bench_probes.ProbeCoverage.track_cpu_ops": _entry([1, 0], 2.0),
+            "bench_probes.ProbeCoverage.track_work_seconds": _entry([3.0, None], 2.0),
+            "bench_partition.PartitionScaling.time_partition": _entry([2.0, 60.0], 140.0, repeat=[10, 1]),
+            "bench_policies.PolicyCoverage.track_work_seconds": _entry([40.0], 1.0),
+            "bench_policies.PolicyLowering.track_work_seconds": _entry([100.0], 1.0),
+        },
+        "durations": {"<setup_cache bench_probes:20>": 10.0, "<setup_cache bench_policies:1>": 50.0,
+                      "<setup_cache bench_policies:2>": 110.0, "<build>": 0.0},
+    }
+    (machine / "aaaaaaaa-env.json").write_text(json.dumps(data))
+    return tmp_path
+
+
+def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(results, monkeypatch):
+    monkeypatch.setitem(TIERS, "gate", r"^bench_probes\.|time_partition\(50\)|PolicyCoverage")
+    [gate] = [c for c in costs(results, ["gate"])]
+    # wall: probe tracks 2+2 + probe cache 10 + time_partition's share (20 of 80 sampled s) of 140
+    #       + PolicyCoverage 1 + its cache 50
+    assert gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50)
+    # work: probe mish 3 (elu failed: None) + 10 samples x 2 s + act/model's partition-only record 40
+    assert gate.work_s == pytest.approx(3 + 20 + 40)
+    assert gate.efficiency == pytest.approx(63 / 100)
+    assert gate.commit == "a" * 40 and gate.machine == "box" and gate.benchmarks == 4
+
+
+def test_a_workload_recorded_twice_counts_once(results, monkeypatch):
+    monkeypatch.setitem(TIERS, "standard", r"^bench_probes\.|time_partition|^bench_policies\.")
+    [standard] = costs(results, ["standard"])
+    # act/model: the full lowering (100 s) supersedes the partition-only pass (40 s)
+    assert standard.work_s == pytest.approx(3 + 20 + 60 + 100)
+
+
+def test_a_tier_missing_from_the_file_is_not_reported(results, monkeypatch):
+    monkeypatch.setitem(TIERS, "full", r"^bench_probes\.|^bench_vla\.")
+    benchmarks = json.loads((results / "benchmarks.json").read_text())
+    benchmarks["bench_vla.X.track_work_seconds"] = _meta("bench_vla.X.track_work_seconds", [], "track", None)
+    (results / "benchmarks.json").write_text(json.dumps(benchmarks))
+    assert costs(results, ["full"]) == []
+
+
+def test_cost_command_reads_any_results_dir(results):
+    done = subprocess.run([sys.executable, "-m", "vkbench", "cost", "--results", str(results), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["costs"]
+    assert {r["tier"] for r in rows} <= set(TIERS) and all(0 < r["efficiency"] <= 1.5 for r in rows)
+    missing = subprocess.run([sys.executable, "-m", "vkbench", "cost", "--results", str(results / "box")],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and re.search(r"no asv results", missing.stderr)

@@ -1,0 +1,150 @@
+"""What the suite costs per commit and tier, read from asv's own result files.
+
+The harness measures itself: for every recorded commit (any machine's
+results, any results directory) and every tier whose benchmarks the file
+holds, it reports
+
+* **wall**: seconds asv spent on the tier's benchmarks: their ``duration``
+  plus the ``setup_cache`` durations they used (asv's start-up and suite
+  discovery, outside every benchmark, are not in the files);
+* **unique work**: the seconds of work each number needed once: every
+  record's ``track_work_seconds`` (one lowering or partition of a workload;
+  where two classes of a module record the same workload, e.g. the gate's
+  partition-only pass and the standard tier's full lowering of one policy,
+  only the larger counts) plus the samples of every ``time_`` benchmark;
+* their ratio (**efficiency**): 1.0 means no work repeated and no overhead.
+
+A ``time_`` benchmark whose parameters span tiers (``time_partition`` 400 is
+not in the gate) has its duration split by the sampled time of each
+parameter, since asv stores one duration per benchmark.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from vkbench import tables
+from vkbench.tiers import TARGET_MINUTES, TIERS
+
+WORK_TRACK = "track_work_seconds"
+
+
+@dataclass
+class TierCost:
+    """One commit x tier."""
+
+    machine: str
+    commit: str
+    tier: str
+    benchmarks: int
+    wall_s: float
+    work_s: float
+    target_min: float | None
+
+    @property
+    def efficiency(self) -> float:
+        return self.work_s / self.wall_s if self.wall_s else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "efficiency": round(self.efficiency, 3)}
+
+
+def _combos(params: list[list[str]]) -> list[str]:
+    return [", ".join(combo) for combo in itertools.product(*params)] if params else [""]
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def _selected(name: str, params: list[list[str]], pattern: str) -> list[int]:
+    """Indices of the parameter combinations of ``name`` that the tier's ``-b`` pattern selects."""
+    if not params:
+        return [0] if re.search(pattern, name) else []
+    return [i for i, combo in enumerate(_combos(params)) if re.search(pattern, f"{name}({combo})")]
+
+
+def _sampled_seconds(entry: dict[str, Any]) -> list[float]:
+    """Per parameter: seconds spent inside the samples of a ``time_`` benchmark."""
+    results = entry.get("result") or []
+    repeats = entry.get("stats_repeat") or [1] * len(results)
+    numbers = entry.get("stats_number") or [1] * len(results)
+    return [
+        (_number(value) or 0.0) * (_number(r) or 0) * (_number(n) or 0)
+        for value, r, n in zip(results, repeats, numbers, strict=False)
+    ]
+
+
+def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machine: str) -> TierCost | None:
+    """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks."""
+    pattern = TIERS[tier]
+    columns = data["result_columns"]
+    wall = work = 0.0
+    caches: set[str] = set()
+    records: dict[tuple[str, str], float] = {}
+    count = 0
+    for name, meta in benchmarks.items():
+        if not isinstance(meta, dict) or "params" not in meta:
+            continue
+        chosen = _selected(name, meta["params"], pattern)
+        if not chosen:
+            continue
+        if name not in data["results"]:
+            return None  # the tier was not (fully) recorded for this commit
+        count += 1
+        entry = dict(zip(columns, data["results"][name], strict=False))
+        results = entry.get("result") or []
+        share = len(chosen) / max(1, len(results))
+        if meta["type"] == "time":
+            sampled = _sampled_seconds(entry)
+            work += sum(sampled[i] for i in chosen if i < len(sampled))
+            total = sum(sampled)
+            share = sum(sampled[i] for i in chosen if i < len(sampled)) / total if total else share
+        wall += (entry.get("duration") or 0.0) * share
+        if meta.get("setup_cache_key"):
+            caches.add(meta["setup_cache_key"])
+        if name.endswith("." + WORK_TRACK):
+            module = name.split(".", 1)[0]
+            combos = _combos(meta["params"])
+            for i in chosen:
+                value = _number(results[i]) if i < len(results) else None
+                if value is not None:
+                    key = (module, combos[i].split(", ")[0])
+                    records[key] = max(records.get(key, 0.0), value)
+    if not count:
+        return None
+    durations = data.get("durations", {})
+    wall += sum(v for k, v in durations.items() if any(k == f"<setup_cache {c}>" for c in caches))
+    work += sum(records.values())
+    return TierCost(machine, data["commit_hash"], tier, count, round(wall, 1), round(work, 1),
+                    TARGET_MINUTES.get(tier))
+
+
+def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
+    """Every (machine, commit, tier) the results directory fully holds (default: the tiers with targets)."""
+    benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
+    rows = []
+    for path in sorted(results_dir.glob("*/*.json")):
+        if path.name == "machine.json":
+            continue
+        data = json.loads(path.read_text())
+        for tier in tiers or list(TARGET_MINUTES):
+            cost = tier_cost(data, benchmarks, tier, path.parent.name)
+            if cost is not None:
+                rows.append(cost)
+    return rows
+
+
+def render(rows: list[TierCost], markdown: bool = False) -> str:
+    headers = ["machine", "commit", "tier", "benchmarks", "wall min", "unique work min", "efficiency",
+               "target min"]
+    cells = [[r.machine, r.commit[:8], r.tier, r.benchmarks, f"{r.wall_s / 60:.1f}", f"{r.work_s / 60:.1f}",
+              f"{r.efficiency:.2f}", "-" if r.target_min is None else
+              f"{r.target_min:g} ({'met' if r.wall_s <= r.target_min * 60 else 'MISSED'})"] for r in rows]
+    return (tables.markdown if markdown else tables.render)(headers, cells)
