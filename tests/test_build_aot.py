@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
 import sys
 import types
+import urllib.error
 import zipfile
 from pathlib import Path
 
@@ -17,6 +19,36 @@ from vkbench.build import aot
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("executorch.exir")
+INSTALLED = importlib.metadata.version("executorch").split("+")[0]
+
+
+# ---------------------------------------------------------------------------
+# base selection: the releases the index really has for this interpreter
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """The real list from PyPI (``ttl_s=0``: always asked), cached in a tmp wheelhouse."""
+    return aot.available_releases(tmp_path_factory.mktemp("wheelhouse"), ttl_s=0)
+
+
+def test_real_index_lists_installable_releases(releases: tuple[str, ...]) -> None:
+    assert INSTALLED in releases  # the base env's own release has a wheel for this interpreter
+    assert "1.3.1" in releases and "1.3.0" not in releases  # 1.3.0 was never uploaded
+    assert "0.1.0" not in releases  # yanked
+    assert list(releases) == sorted(releases, key=aot._vkey)
+
+
+def test_nearest_release_on_the_real_list(releases: tuple[str, ...]) -> None:
+    newest = releases[-1]
+    major, minor = aot._vkey(newest)[:2]
+    assert aot.nearest_release("1.3.0", releases) == "1.3.1"  # same line, the wheel that exists
+    assert aot.nearest_release("1.4.0a0", releases).startswith("1.4.")  # development towards 1.4
+    assert aot.nearest_release("1.4.0", releases) == "1.4.0"  # a release tag: itself
+    assert aot.nearest_release(f"{major}.{minor + 1}.0a0", releases) == newest  # main
+    assert aot.nearest_release(None, releases) == newest
+    with pytest.raises(aot.AotError, match="no executorch release fits version 0.0.1"):
+        aot.nearest_release("0.0.1", releases)
 
 
 @pytest.mark.parametrize(("version", "base"), [
@@ -24,11 +56,89 @@ pytest.importorskip("executorch.exir")
     ("1.5.0a0", "1.5.1"),   # development towards 1.5: newest 1.5.x
     ("1.5.1", "1.5.1"),
     ("1.4.0", "1.4.0"),     # a release tag: itself
-    ("1.3.0", "1.3.0"),
-    (None, aot.KNOWN_RELEASES[-1]),
+    ("1.3.0", "1.3.1"),     # a tag the index lacks: its line's release
+    ("1.2.0.dev20250101", "1.2.0"),
 ])
-def test_nearest_release(version: str | None, base: str) -> None:
-    assert aot.nearest_release(version) == base
+def test_nearest_release_rules(version: str, base: str) -> None:
+    releases = ("1.5.1", "1.2.0", "1.3.1", "1.4.0", "1.4.1", "1.5.0")  # any order
+    assert aot.nearest_release(version, releases) == base
+
+
+def test_compatible_releases_keeps_installable_final_wheels() -> None:
+    from packaging.tags import Tag
+
+    here = [Tag("cp312", "cp312", "manylinux_2_28_x86_64"), Tag("py3", "none", "any")]
+    files = [
+        {"filename": "executorch-1.0.0-cp312-cp312-manylinux_2_28_x86_64.whl"},
+        {"filename": "executorch-1.1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "yanked": "broken"},
+        {"filename": "executorch-1.2.0-cp312-cp312-macosx_14_0_arm64.whl"},   # other platform
+        {"filename": "executorch-1.2.0-cp311-cp311-manylinux_2_28_x86_64.whl"},  # other interpreter
+        {"filename": "executorch-1.3.0.tar.gz"},                              # sdist: pip won't build it
+        {"filename": "executorch-1.4.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"},
+        {"filename": "executorch-0.9.0-py3-none-any.whl", "yanked": False},
+        {"filename": "not a wheel name.whl"},
+    ]
+    assert aot.compatible_releases(files, here) == ["0.9.0", "1.0.0"]
+
+
+def test_fetch_index_reads_pep503_html(tmp_path: Path) -> None:
+    """Mirrors behind a firewall often serve only the HTML simple index."""
+    import http.server
+    import threading
+
+    page = (b'<html><body><a href="x/executorch-1.3.1-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=0">'
+            b'executorch-1.3.1-cp312-cp312-manylinux_2_28_x86_64.whl</a>\n'
+            b'<a href="y" data-yanked="">executorch-1.2.0-cp312-cp312-manylinux_2_28_x86_64.whl</a>'
+            b'</body></html>')
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        files = aot.fetch_index(f"http://127.0.0.1:{server.server_port}/simple/executorch/")
+    finally:
+        server.shutdown()
+    assert [f["yanked"] for f in files] == [False, True]
+    assert aot.compatible_releases(files) == ["1.3.1"]
+
+
+def _unreachable(url: str) -> list[dict]:
+    raise urllib.error.URLError(f"no route to {url}")
+
+
+def test_offline_uses_the_cached_list(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    fetched = aot.available_releases(tmp_path, fetch=lambda url: [
+        {"filename": "executorch-1.3.1-py3-none-any.whl"}, {"filename": "executorch-1.4.0-py3-none-any.whl"}])
+    assert fetched == ("1.3.1", "1.4.0") and aot.releases_cache(tmp_path).is_file()
+    # fresh cache: the index is not asked at all
+    assert aot.available_releases(tmp_path, fetch=_unreachable) == fetched
+    # stale cache and no index: the cache, and a line saying so
+    assert aot.available_releases(tmp_path, fetch=_unreachable, ttl_s=0) == fetched
+    assert "unreachable" in capfd.readouterr().err
+
+
+def test_offline_without_cache_fails_with_one_line(tmp_path: Path, checkout: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(aot, "fetch_index", _unreachable)
+    wheelhouse = tmp_path / "wheels"
+    code = aot.main(["build", str(checkout), "--out", str(tmp_path / "out"), "--wheelhouse", str(wheelhouse),
+                     "--smoke", ""])
+    assert code == 1
+    failed = [line for line in capfd.readouterr().err.splitlines() if "FAILED" in line]
+    assert len(failed) == 1
+    assert "cannot list executorch releases" in failed[0] and "no route to" in failed[0]
+    assert str(aot.releases_cache(wheelhouse)) in failed[0]
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.whl"))
 
 
 def test_package_dirs_src_layout_and_legacy(tmp_path: Path) -> None:
@@ -48,13 +158,15 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _build(checkout: Path, out: Path, *extra: str) -> int:
-    return aot.main(["build", str(checkout), "--out", str(out), "--commit", "c0ffee" * 6 + "abcd", *extra])
+    """Build on the installed release's wheel (base selection is tested above, against the index)."""
+    return aot.main(["build", str(checkout), "--out", str(out), "--commit", "c0ffee" * 6 + "abcd",
+                     "--base", INSTALLED, *extra])
 
 
 def test_source_tree_looks_like_upstream(checkout: Path) -> None:
     assert (checkout / "src/executorch/exir").is_symlink()
     assert (checkout / "backends/vulkan/partitioner/vulkan_partitioner.py").is_file()
-    assert (checkout / "version.txt").read_text().strip() == aot.KNOWN_RELEASES[-1]
+    assert (checkout / "version.txt").read_text().strip() == INSTALLED
 
 
 def test_overlay_replaces_adds_and_drops(checkout: Path, tmp_path: Path) -> None:
@@ -78,7 +190,7 @@ def test_overlay_replaces_adds_and_drops(checkout: Path, tmp_path: Path) -> None
             removed.write_text(removed_text)
     wheels = list(tmp_path.glob("*.whl"))
     assert len(wheels) == 1
-    assert wheels[0].name.startswith(f"executorch-{aot.KNOWN_RELEASES[-1]}+aot.")
+    assert wheels[0].name.startswith(f"executorch-{INSTALLED}+aot.")
     with zipfile.ZipFile(wheels[0]) as archive:
         names = set(archive.namelist())
         text = archive.read("executorch/backends/vulkan/partitioner/vulkan_partitioner.py").decode()
@@ -122,6 +234,15 @@ def test_link_makes_the_base_env_importable(tmp_path: Path) -> None:
     out = subprocess.run([python, "-c", "import vkbench.versions, yaml, sys; print(sys.prefix)"],
                          check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     assert out.stdout.strip() == str(env)
+    # no wheel declared a flatc console script here: the base env's binary is linked in, and a
+    # benchmark subprocess finds it on PATH as asv sets it (the env's bin dir first)
+    flatc = env / "bin" / "flatc"
+    assert flatc.is_symlink() and flatc.resolve().parts[-4:] == ("executorch", "data", "bin", "flatc")
+    asv_path = f"{env / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    call = "import subprocess; subprocess.run(['flatc', '--version'], check=True)"
+    version = subprocess.run([python, "-c", call], check=True, capture_output=True, text=True,
+                             env={"PATH": asv_path})
+    assert version.stdout.startswith("flatc version")
 
 
 def test_asv_dispatch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -3,8 +3,10 @@
 Everything the Vulkan partitioner and ``exir`` do ahead of time is Python, so
 to measure a commit we need its Python sources, not a native rebuild. This
 mode takes a released ``executorch`` wheel (the *base*: nearest release to
-the commit's ``version.txt``, from ``--wheelhouse`` or ``pip download``) and
-writes a new wheel into ``--out`` in which
+the commit's ``version.txt`` among those the package index really has for
+this interpreter, see :func:`available_releases`; the list is cached in
+``--wheelhouse`` next to the wheels, which come from ``pip download`` once)
+and writes a new wheel into ``--out`` in which
 
 * every ``.py``/``.pyi``/``.yaml``/``.fbs`` file that the checkout maps into
   the ``executorch`` package (``[tool.setuptools.package-dir]`` of its
@@ -36,17 +38,26 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import html
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import tomllib
+import urllib.request
 import zipfile
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
 
 #: File kinds taken from the checkout; everything else comes from the base wheel.
 SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".fbs")
@@ -56,8 +67,12 @@ SKIP_DIRS = {".git", "__pycache__", "third-party", "third_party", "node_modules"
 GENERATED = {"executorch/version.py"}
 #: Imported by the smoke test: what the suite needs from a commit.
 DEFAULT_SMOKE = ("executorch.exir", "executorch.backends.vulkan.partitioner.vulkan_partitioner")
-#: Releases on PyPI (Linux cp312 wheels), oldest first; ``auto`` picks among these.
-KNOWN_RELEASES = ("0.7.0", "1.0.0", "1.0.1", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.5.1")
+#: The package index ``auto`` asks which releases have a wheel for this interpreter
+#: (``$VKBENCH_AOT_INDEX`` > ``$PIP_INDEX_URL`` > PyPI; PEP 691 JSON or PEP 503 HTML).
+DEFAULT_INDEX = "https://pypi.org/simple"
+#: A cached release list younger than this is used without asking the index again,
+#: so a range of commits costs one index request, and none behind a firewall.
+INDEX_TTL_S = 6 * 3600
 #: Name of the .pth file that links the base environment into an asv env.
 LINK_PTH = "vkbench_base_env.pth"
 #: Errors that mean "the commit's Python needs native code the base does not have".
@@ -88,25 +103,149 @@ def checkout_version(checkout: Path) -> str | None:
     return path.read_text().strip() if path.exists() else None
 
 
-def nearest_release(version: str | None, releases: tuple[str, ...] = KNOWN_RELEASES) -> str:
+def nearest_release(version: str | None, releases: Sequence[str]) -> str:
     """The release whose native parts best match a commit at ``version``.
 
-    ``X.Y.Z`` (a release commit) -> itself if known; ``X.Y.ZaN``/``X.Y.Z.devN``
-    (development towards X.Y) -> the newest known ``X.Y.*`` release, since its
-    native parts are a superset of what the development line needed; with no
-    such release yet (current main) -> the newest release before X.Y.
+    ``releases`` are the versions with a wheel pip can install here
+    (:func:`available_releases`). ``X.Y.Z`` (a release commit) -> itself if
+    available; ``X.Y.ZaN``/``X.Y.Z.devN`` (development towards X.Y), or an
+    ``X.Y.Z`` the index lacks (there is no 1.3.0 wheel, only 1.3.1) -> the
+    newest available ``X.Y.*`` release, since its native parts are a superset
+    of what the line needed; with no such release yet (current main) -> the
+    newest release before X.Y. A commit older than every release has no base:
+    its native parts would be a newer line's, so :class:`AotError` says so.
     """
+    if not releases:
+        raise AotError("no executorch release with a wheel for this interpreter")
+    ordered = sorted(releases, key=_vkey)
     if not version:
-        return releases[-1]
+        return ordered[-1]
     clean = version.split("+")[0]
-    if clean in releases:
+    if clean in ordered:
         return clean
     major_minor = _vkey(clean)[:2]
-    same_line = [r for r in releases if _vkey(r)[:2] == major_minor]
+    same_line = [r for r in ordered if _vkey(r)[:2] == major_minor]
     if same_line:
-        return max(same_line, key=_vkey)
-    older = [r for r in releases if _vkey(r) < _vkey(clean)]
-    return max(older, key=_vkey) if older else releases[0]
+        return same_line[-1]
+    older = [r for r in ordered if _vkey(r) < _vkey(clean)]
+    if not older:
+        raise AotError(f"no executorch release fits version {clean}: the oldest with a wheel "
+                       f"for this interpreter is {ordered[0]}")
+    return older[-1]
+
+
+def index_url() -> str:
+    """The simple-index page of ``executorch`` that pip would download from."""
+    base = os.environ.get("VKBENCH_AOT_INDEX") or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX
+    return base.rstrip("/") + "/executorch/"
+
+
+def fetch_index(url: str, timeout: float = 20) -> list[dict]:
+    """The index's file entries (``filename``, ``yanked``), from PEP 691 JSON or PEP 503 HTML.
+
+    Mirrors behind a firewall (devpi, Artifactory, ...) often serve only the
+    HTML form, so both are read.
+    """
+    request = urllib.request.Request(url, headers={
+        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = response.read().decode("utf-8", "replace")
+        kind = response.headers.get("Content-Type", "")
+    if "json" in kind:
+        return list(json.loads(body)["files"])
+    files = []
+    for attrs, text in re.findall(r"<a\s([^>]*)>([^<]+)</a>", body):
+        files.append({"filename": html.unescape(text.strip()),
+                      "yanked": "data-yanked" in attrs})
+    return files
+
+
+def _packaging() -> tuple[ModuleType, ModuleType]:
+    """``packaging.tags`` and ``packaging.utils``: the package, else pip's vendored copy.
+
+    asv runs the build in its bare virtualenv before anything is installed
+    (pip is there, ``packaging`` may not be); imported only when releases
+    are listed, so ``link`` works in an env without either.
+    """
+    try:
+        from packaging import tags, utils
+    except ImportError:
+        from pip._vendor.packaging import tags, utils
+    return tags, utils
+
+
+def compatible_releases(files: Iterable[dict], tags: Iterable[Tag] | None = None) -> list[str]:
+    """Final releases that have a non-yanked wheel installable by this interpreter, oldest first."""
+    tags_module, utils = _packaging()
+    supported = set(tags_module.sys_tags() if tags is None else tags)
+    versions = set()
+    for entry in files:
+        name = str(entry.get("filename", ""))
+        if entry.get("yanked") or not name.endswith(".whl"):
+            continue
+        try:
+            _, version, _, wheel_tags = utils.parse_wheel_filename(name)
+        except utils.InvalidWheelFilename:
+            continue
+        if not (version.is_prerelease or version.is_devrelease) and wheel_tags & supported:
+            versions.add(version)
+    return [str(v) for v in sorted(versions)]
+
+
+def releases_cache(wheelhouse: Path) -> Path:
+    """Where the release list is kept (next to the downloaded wheels), per interpreter and platform.
+
+    Named from ``interpreter_name()``/``sysconfig.get_platform()``, not from
+    the first of ``sys_tags()``, whose order differs between ``packaging``
+    versions (asv's env and the base env may have different ones).
+    """
+    tags, _ = _packaging()
+    key = f"{tags.interpreter_name()}{tags.interpreter_version()}-{sysconfig.get_platform()}"
+    return wheelhouse / f"executorch-releases.{re.sub(r'[^A-Za-z0-9]+', '_', key)}.json"
+
+
+def available_releases(wheelhouse: Path, fetch: Callable[[str], list[dict]] | None = None,
+                       ttl_s: float = INDEX_TTL_S) -> tuple[str, ...]:
+    """Releases pip can fetch for this interpreter: from the index, else the cached list.
+
+    A cache younger than ``ttl_s`` is used as is (one index request per
+    range, not per commit). An unreachable index falls back to the cache;
+    with neither, one line names the index and the missing cache file.
+    ``fetch`` defaults to :func:`fetch_index` (looked up per call, so tests
+    can replace it).
+    """
+    cache = releases_cache(wheelhouse)
+    url = index_url()
+    cached_index, cached = _read_cache(cache)
+    if cached and cached_index == url and time.time() - cache.stat().st_mtime < ttl_s:
+        return cached
+    try:
+        releases = compatible_releases((fetch or fetch_index)(url))
+    except (OSError, ValueError, KeyError) as error:  # URLError and timeouts are OSErrors
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if not cached:
+            raise AotError(f"cannot list executorch releases: index {url} unreachable ({reason}) "
+                           f"and no cached list at {cache}") from None
+        log(f"index {url} unreachable ({reason}); using the release list cached in {cache} "
+            f"(from {cached_index})")
+        return cached
+    if not releases:
+        raise AotError(f"index {url} has no executorch wheel for this interpreter "
+                       f"({next(iter(_packaging()[0].sys_tags()))})")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_name(f"{cache.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps({"index": url, "releases": releases}, indent=1) + "\n")
+    partial.replace(cache)
+    return tuple(releases)
+
+
+def _read_cache(cache: Path) -> tuple[str | None, tuple[str, ...]]:
+    """``(index, releases)`` from the cache; ``(None, ())`` if absent or unreadable."""
+    try:
+        data = json.loads(cache.read_text())
+        return str(data["index"]), tuple(str(r) for r in data["releases"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, ()
 
 
 def default_wheelhouse() -> Path:
@@ -461,7 +600,8 @@ def build(args: argparse.Namespace) -> Path:
     start = time.monotonic()
     checkout = args.checkout.resolve()
     version_txt = checkout_version(checkout)
-    base_version = args.base if args.base not in (None, "auto") else nearest_release(version_txt)
+    base_version = (args.base if args.base not in (None, "auto")
+                    else nearest_release(version_txt, available_releases(args.wheelhouse)))
     commit = args.commit or _git_head(checkout)
     short = (commit or "unknown")[:8]
     version = f"{(version_txt or base_version).split('+')[0]}+aot.{base_version.replace('.', '')}"
@@ -516,8 +656,6 @@ def link(args: argparse.Namespace, extra_sites: list[str] | None = None) -> Path
     """
     python = base_python(args.base_python, args.conf_dir)
     sites = list(extra_sites or []) + site_dirs(python)
-    import sysconfig
-
     own = Path(sysconfig.get_paths()["purelib"])
     lines = [f"import site; site.addsitedir({s!r})" for s in sites if Path(s) != own]
     if args.conf_dir:
@@ -525,7 +663,33 @@ def link(args: argparse.Namespace, extra_sites: list[str] | None = None) -> Path
     target = own / LINK_PTH
     target.write_text("\n".join(lines) + "\n")
     log(f"linked {python} site-packages into {own}")
+    flatc = ensure_flatc(Path(sysconfig.get_paths()["scripts"]), [str(own), *sites])
+    log(f"flatc for this env: {flatc}" if flatc else "no flatc found to put on this env's PATH")
     return target
+
+
+def ensure_flatc(scripts: Path, sites: Sequence[str]) -> Path | None:
+    """A ``flatc`` in the env's bin dir, which asv puts first on PATH for every benchmark.
+
+    Commits of the 1.3 line and older serialize Vulkan (and program)
+    flatbuffers with ``$FLATC_EXECUTABLE`` or ``flatc`` from PATH; newer ones
+    find ``executorch/data/bin/flatc`` themselves. pip writes a ``flatc``
+    console script when the wheel declares one; when it does not (or in
+    ``full`` mode's venv), the first ``executorch/data/bin/flatc`` binary of
+    ``sites`` (this env's, then the base env's) is symlinked in instead.
+    """
+    target = scripts / "flatc"
+    if target.exists():
+        return target
+    for site in sites:
+        candidate = Path(site) / "executorch" / "data" / "bin" / "flatc"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            if target.is_symlink():  # dangling: its env was removed
+                target.unlink()
+            scripts.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(candidate)
+            return target
+    return None
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -536,7 +700,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     b.add_argument("--out", type=Path, required=True, help="directory for the wheel ({build_cache_dir})")
     b.add_argument("--commit", default=None, help="commit hash recorded in version.py (default: HEAD)")
     b.add_argument("--base", default=os.environ.get("VKBENCH_AOT_BASE", "auto"),
-                   help="base release version, or auto (nearest release; $VKBENCH_AOT_BASE)")
+                   help="base release version, or auto (nearest release the index has; $VKBENCH_AOT_BASE)")
     b.add_argument("--wheelhouse", type=Path, default=default_wheelhouse())
     b.add_argument("--smoke", default=os.environ.get("VKBENCH_AOT_SMOKE", ",".join(DEFAULT_SMOKE)),
                    help="comma-separated modules to import from the result ('' to skip)")
