@@ -26,12 +26,10 @@ the gate never builds ``Blocks(400)``.
 from __future__ import annotations
 
 import copy
-import json
 import time
-from pathlib import Path
 from typing import Any
 
-from .common import BLOCK_SIZES, quiet, require_vkbench
+from .common import BLOCK_SIZES, cache_directory, quiet, require_vkbench, shared_record
 
 try:
     from vkbench import scaling
@@ -44,25 +42,22 @@ PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
 _PROGRAMS: dict[int, Any] = {}
 
 
-def _record_path(directory: str, blocks: int) -> Path:
-    return Path(directory) / f"blocks-{blocks}.json"
+def _record(directory: str, blocks: int, keep_program: bool = False) -> dict[str, Any]:
+    """The size's record (:func:`~benchmarks.common.shared_record`); ``keep_program`` also
+    leaves the edge program in :data:`_PROGRAMS`, built once in this process either way."""
 
-
-def shared_record(directory: str, blocks: int, keep_program: bool = False) -> dict[str, Any]:
-    """The size's record from ``directory``, made (and the program kept) by the first caller."""
-    path = _record_path(directory, blocks)
-    if path.is_file() and (not keep_program or blocks in _PROGRAMS):
-        return json.loads(path.read_text())
-    require_vkbench()
-    quiet()
-    if path.is_file():  # recorded by another benchmark: this one needs only the program
-        _PROGRAMS[blocks] = scaling.blocks_edge_program(blocks)
-        return json.loads(path.read_text())
-    point, program = scaling.measure_keeping_program(blocks)
-    if keep_program:
+    def make() -> dict[str, Any]:
+        require_vkbench()
+        quiet()
+        point, program = scaling.measure_keeping_program(blocks)
         _PROGRAMS[blocks] = program
-    record = vars(point)
-    path.write_text(json.dumps(record))
+        return vars(point)
+
+    record = shared_record(directory, f"blocks-{blocks}", make)
+    if keep_program and blocks not in _PROGRAMS:  # recorded by another benchmark process
+        require_vkbench()
+        quiet()
+        _PROGRAMS[blocks] = scaling.blocks_edge_program(blocks)
     return record
 
 
@@ -73,7 +68,7 @@ class _Blocks:
 
     def setup_cache(self) -> str:
         """The directory the records are shared through (asv's cache dir for this module)."""
-        return str(Path.cwd().resolve())
+        return cache_directory()
 
 
 class PartitionScaling(_Blocks):
@@ -88,7 +83,7 @@ class PartitionScaling(_Blocks):
     SAMPLES = {50: 5, 100: 5, 200: 3, 400: 1}
 
     def setup(self, directory: str, blocks: int) -> None:
-        shared_record(directory, blocks, keep_program=True)
+        _record(directory, blocks, keep_program=True)
         self.repeat = self.SAMPLES.get(blocks, 1)
         self.program = copy.deepcopy(_PROGRAMS[blocks])
 
@@ -100,7 +95,7 @@ class PartitionScalingRecord(_Blocks):
     """What the one instrumented partition per size found and cost."""
 
     def setup(self, directory: str, blocks: int) -> None:
-        self.record = shared_record(directory, blocks)
+        self.record = _record(directory, blocks)
 
     def track_partitions(self, directory: str, blocks: int) -> int:
         """Vulkan partitions found; more means more CPU<->GPU transitions."""
@@ -138,7 +133,7 @@ class PartitionScalingPhases(_Blocks):
     param_names = ["blocks", "phase"]
 
     def setup(self, directory: str, blocks: int, phase: str) -> None:
-        self.record = shared_record(directory, blocks)
+        self.record = _record(directory, blocks)
 
     def track_phase_seconds(self, directory: str, blocks: int, phase: str) -> float:
         return self.record["phases"][phase]

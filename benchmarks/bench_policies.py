@@ -1,13 +1,15 @@
 """Lowering LeRobot policies: how much stays on the CPU, and what lowering costs.
 
 One parameter per policy entry of :mod:`vkbench.policies` (ACT's model, one
-diffusion UNet step, ...). Each class's ``setup_cache`` processes every entry
-once per commit (its *record*); the ``track_*`` methods read it:
+diffusion UNet step, ...). Every entry is processed once per commit (its
+*record*, made by the first benchmark that needs it, :func:`_row`); the
+``track_*`` methods read it:
 
-* ``PolicyCoverage`` (gate): export + ``to_edge`` + partition, no Vulkan code
+* ``PolicyPartition`` (gate): export + ``to_edge`` + partition, no Vulkan code
   generation: the partitioner's counts for a few minutes of work.
 * ``PolicyLowering`` / ``PolicyLoweringStages`` (standard): the full lowering:
-  seconds per stage, memory, program size (the counts are the gate's).
+  seconds per stage, memory, program size; in the standard tier the gate's
+  counts are read from this record too.
 * ``VLAPolicyLowering`` / ``VLAPolicyLoweringStages`` (full): the reduced VLAs,
   fully lowered, counts included.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import quiet, skip
+from .common import cache_directory, quiet, record_path, shared_record, skip
 
 try:
     from vkbench import policies as _policies
@@ -73,89 +75,101 @@ VLA_ENTRIES = [
 ]
 
 
-def _require() -> None:
-    if _IMPORT_ERROR is not None:
-        skip(f"vkbench.policies cannot import here: {_IMPORT_ERROR}")
+def _row(directory: str, name: str, full: bool) -> dict[str, Any]:
+    """The entry's record: fully lowered (``full``) or partitioned only, each made once per commit.
+
+    A partition-only request is answered by the full lowering's record when
+    the run already made it (same partitioner, same counts), so the standard
+    tier never partitions an entry twice: its ``PolicyLowering*`` classes
+    sort, and run, before ``PolicyPartition*``.
+    """
+    full_key, counts_key = f"{name}.full", f"{name}.partition"
+    if not full and record_path(directory, full_key).is_file():
+        return shared_record(directory, full_key, dict)
+    return shared_record(directory, full_key if full else counts_key, lambda: _survey(name, full))
 
 
-def _survey(names: list[str], *, partition_only: bool) -> dict[str, dict[str, Any]]:
-    """One row (JSON) per entry, each lowered once; unknown entries get a blocked row."""
+def _survey(name: str, full: bool) -> dict[str, Any]:
+    """Build, export and lower one entry (never raises); a missing entry is a blocked row."""
     quiet()
-    rows: dict[str, dict[str, Any]] = {}
-    for name in names:
-        entry = _policies.ENTRIES.get(name) if _IMPORT_ERROR is None else None
-        if entry is None:
-            why = _IMPORT_ERROR or f"{name} is not a policy entry at this commit"
-            rows[name] = {"status": "blocked", "stage": "import", "error": why, "seconds": 0.0}
-            continue
-        rows[name] = _policies.survey_entry(entry, use_cache=True, partition_only=partition_only).to_json()
-    return rows
+    entry = _policies.ENTRIES.get(name) if _IMPORT_ERROR is None else None
+    if entry is None:
+        why = _IMPORT_ERROR or f"{name} is not a policy entry at this commit"
+        return {"status": "blocked", "stage": "import", "error_type": "", "error": why, "seconds": 0.0}
+    return _policies.survey_entry(entry, use_cache=True, partition_only=not full).to_json()
 
 
-def _coverage(rows: dict[str, dict[str, Any]], entry: str) -> dict[str, Any]:
-    """The entry's coverage record, or asv's skip naming the stage and error that blocked it."""
-    row = rows[entry]
-    if row.get("status") != "lowered":
-        skip(f"{entry} is blocked at {row.get('stage')}: {row.get('error_type', '')}: {row.get('error')}")
-    return row["coverage"]
+class _Entries:
+    """Records shared through this module's ``setup_cache`` directory (see :func:`_row`)."""
+
+    param_names = ["entry"]
+    timeout = 1800  # the first benchmark of an entry lowers it: up to ~3 min on 2 cores
+    full = True  #: full lowering (preprocess and program) or partition only
+
+    def setup_cache(self) -> str:
+        return cache_directory()
+
+    def setup(self, directory: str, entry: str, *stage: str) -> None:
+        self.row = _row(directory, entry, self.full)
+        if self.row.get("status") != "lowered" and self.skips_blocked:
+            row = self.row
+            skip(f"{entry} is blocked at {row.get('stage')}: {row.get('error_type', '')}: {row.get('error')}")
+        self.coverage = self.row.get("coverage") or {}
+
+    skips_blocked = True
 
 
-class _Lowered:
-    """Benchmarks of a lowered entry; a blocked entry skips in ``setup`` (asv's skip), with its reason."""
-
-    def setup(self, rows: dict[str, dict[str, Any]], entry: str, *stage: str) -> None:
-        self.coverage = _coverage(rows, entry)
-
-
-class _Counts(_Lowered):
+class _Counts:
     """How much of the entry the Vulkan partitioner takes (lower is better)."""
 
-    def track_cpu_ops(self, rows: dict[str, dict[str, Any]], entry: str) -> int:
+    def track_cpu_ops(self, directory: str, entry: str) -> int:
         """Compute nodes left on the CPU."""
         return self.coverage["nodes_cpu"]
 
     track_cpu_ops.unit = "nodes"
 
-    def track_vulkan_programs(self, rows: dict[str, dict[str, Any]], entry: str) -> int:
+    def track_vulkan_programs(self, directory: str, entry: str) -> int:
         """Delegated Vulkan programs; more means more CPU<->GPU transitions."""
         return self.coverage["vulkan_programs"]
 
     track_vulkan_programs.unit = "programs"
 
-    def track_cpu_percent(self, rows: dict[str, dict[str, Any]], entry: str) -> float:
+    def track_cpu_percent(self, directory: str, entry: str) -> float:
         """Share of compute nodes left on the CPU."""
         return self.coverage["cpu_percent"]
 
     track_cpu_percent.unit = "percent"
 
 
-class _Cost(_Lowered):
+class _Cost:
     """What the entry's one full lowering cost: seconds, memory, program size."""
 
-    def track_lower_seconds(self, rows: dict[str, dict[str, Any]], entry: str) -> float:
+    def track_lower_seconds(self, directory: str, entry: str) -> float:
         """to_edge + partition + preprocess + to_executorch (export excluded: it is cached)."""
         return round(sum(self.coverage["seconds"].values()), 4)
 
     track_lower_seconds.unit = "seconds"
 
-    def track_added_mb(self, rows: dict[str, dict[str, Any]], entry: str) -> float:
+    def track_added_mb(self, directory: str, entry: str) -> float:
         """Peak RSS during the lowering above the RSS before it."""
         return self.coverage["added_rss_mb"]
 
     track_added_mb.unit = "MiB"
 
-    def track_program_kb(self, rows: dict[str, dict[str, Any]], entry: str) -> float:
+    def track_program_kb(self, directory: str, entry: str) -> float:
         """Size of the ExecuTorch program (``.pte``)."""
         return round((self.coverage["program_bytes"] or 0) / 1024, 1)
 
     track_program_kb.unit = "KiB"
 
 
-class _Stages(_Lowered):
-    params = [FAST_ENTRIES, ["to_edge", "partition", "preprocess", "to_executorch"]]
+STAGES = ["to_edge", "partition", "preprocess", "to_executorch"]
+
+
+class _Stages:
     param_names = ["entry", "stage"]
 
-    def track_stage_seconds(self, rows: dict[str, dict[str, Any]], entry: str, stage: str) -> float:
+    def track_stage_seconds(self, directory: str, entry: str, stage: str) -> float:
         """Seconds of one lowering stage, so a regression names the stage."""
         return self.coverage["seconds"][stage]
 
@@ -165,74 +179,56 @@ class _Stages(_Lowered):
 class _Work:
     """The record's own cost, blocked entries included (no skip): what ``vkbench cost`` sums."""
 
-    param_names = ["entry"]
+    skips_blocked = False
 
-    def track_work_seconds(self, rows: dict[str, dict[str, Any]], entry: str) -> float:
+    def track_work_seconds(self, directory: str, entry: str) -> float:
         """Wall seconds of the entry's record: build + export (on a cache miss) + lowering."""
-        return rows[entry]["seconds"]
+        return self.row["seconds"]
 
     track_work_seconds.unit = "seconds"
 
 
-# -- gate: fast entries, partition only --------------------------------------------------------
-class _FastCoverage:
+# -- standard tier: the fast entries (ACT, Diffusion, TDMPC, VQ-BeT, SAC), fully lowered ----------
+class PolicyLowering(_Entries, _Cost):
+    """Fast entries fully lowered once each: seconds, memory, program size."""
+
     params = [FAST_ENTRIES]
-    param_names = ["entry"]
-    timeout = 1800  # setup_cache: ~2-3 min on 2 cores with the export cache warm
-
-    def setup_cache(self) -> dict[str, dict[str, Any]]:
-        return _survey(FAST_ENTRIES, partition_only=True)
 
 
-class PolicyCoverage(_FastCoverage, _Counts):
-    """Fast entries (ACT, Diffusion, TDMPC, VQ-BeT, SAC) exported and partitioned once, no codegen."""
+class PolicyLoweringStages(_Entries, _Stages):
+    params = [FAST_ENTRIES, STAGES]
 
 
-class PolicyCoverageWork(_FastCoverage, _Work):
-    pass
-
-
-# -- standard: fast entries, full lowering -----------------------------------------------------
-class _FastLowering:
+class PolicyLoweringWork(_Work, _Entries):
     params = [FAST_ENTRIES]
-    param_names = ["entry"]
-    timeout = 1800  # setup_cache lowers all fast entries (~6 min on 2 cores)
-
-    def setup_cache(self) -> dict[str, dict[str, Any]]:
-        return _survey(FAST_ENTRIES, partition_only=False)
 
 
-class PolicyLowering(_FastLowering, _Cost):
-    """The fast entries fully lowered once each (the counts are the gate's)."""
+# -- gate tier: the fast entries' coverage counts, partition only (or the full record) ------------
+class PolicyPartition(_Entries, _Counts):
+    """What the Vulkan partitioner takes of each fast entry (no code generation in the gate)."""
+
+    params = [FAST_ENTRIES]
+    full = False
 
 
-class PolicyLoweringStages(_FastLowering, _Stages):
-    params = _Stages.params
-    param_names = _Stages.param_names
+class PolicyPartitionWork(_Work, _Entries):
+    params = [FAST_ENTRIES]
+    full = False
 
 
-class PolicyLoweringWork(_FastLowering, _Work):
-    pass
+# -- full tier: reduced VLAs and world-action models, built offline from local configs -------------
+class VLAPolicyLowering(_Entries, _Counts, _Cost):
+    """Counts and cost of each reduced VLA entry, fully lowered once."""
 
-
-# -- full: reduced VLAs, full lowering ---------------------------------------------------------
-class _VLALowering:
     params = [VLA_ENTRIES]
-    param_names = ["entry"]
-    timeout = 5400  # setup_cache lowers every reduced VLA (~25 min on 2 cores)
-
-    def setup_cache(self) -> dict[str, dict[str, Any]]:
-        return _survey(VLA_ENTRIES, partition_only=False)
+    timeout = 3600
 
 
-class VLAPolicyLowering(_VLALowering, _Counts, _Cost):
-    """Reduced VLAs and world-action models, built offline from local configs: counts and cost."""
+class VLAPolicyLoweringStages(_Entries, _Stages):
+    params = [VLA_ENTRIES, STAGES]
+    timeout = 3600
 
 
-class VLAPolicyLoweringStages(_VLALowering, _Stages):
-    params = [VLA_ENTRIES, _Stages.params[1]]
-    param_names = _Stages.param_names
-
-
-class VLAPolicyLoweringWork(_VLALowering, _Work):
-    pass
+class VLAPolicyLoweringWork(_Work, _Entries):
+    params = [VLA_ENTRIES]
+    timeout = 3600

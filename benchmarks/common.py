@@ -3,15 +3,22 @@
 asv imports this suite for every ExecuTorch commit it measures: an old
 commit lacking something must skip the affected benchmarks
 (``NotImplementedError``), not break discovery. Workloads are processed once
-per commit (its *record*, made in a ``setup_cache``); benchmark methods only
-read the record, so asv's launch method ``forkserver`` (suite imported
-once, each benchmark forked) makes them nearly free.
+per commit (its *record*); benchmark methods only read the record, so asv's
+launch method ``forkserver`` (suite imported once, each benchmark forked)
+makes them nearly free. A record lives either in a class's ``setup_cache``
+(the probes: all nine are needed together) or, where tiers select parameters
+or classes that share work, in a :func:`shared_record` file made by the
+first benchmark that needs it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 
@@ -57,3 +64,31 @@ def lower_probe(name: str) -> dict[str, Any]:
     """Coverage of one probe as JSON, or ``{"error": ...}`` when lowering fails."""
     require_vkbench()
     return probes.probe_coverage(name)
+
+
+def cache_directory() -> str:
+    """What a module's ``setup_cache`` returns to share records: asv's directory for that cache.
+
+    asv creates one directory per ``setup_cache`` for the whole run of a
+    commit and runs every benchmark using that cache inside it.
+    """
+    return str(Path.cwd().resolve())
+
+
+def record_path(directory: str, key: str) -> Path:
+    return Path(directory) / (re.sub(r"[^\w.-]", "_", key) + ".json")
+
+
+def shared_record(directory: str, key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The record ``key`` from ``directory``; the first caller makes and writes it.
+
+    Benchmarks of one module run one after another (asv runs a cache's
+    users in name order), so a workload is processed once per commit by
+    whichever benchmark needs it first, in that benchmark's own process.
+    """
+    path = record_path(directory, key)
+    if path.is_file():
+        return json.loads(path.read_text())
+    record = make()
+    path.write_text(json.dumps(record))
+    return record

@@ -31,19 +31,16 @@ def _entry(result: list, duration: float, repeat: list[int] | None = None) -> li
 @pytest.fixture
 def results(tmp_path: Path) -> Path:
     """An asv results dir shaped like a gate-tier record of one commit."""
+    probes, policy = [["'mish'", "'elu'"]], [["'act/model'"]]
     benchmarks = {
-        "bench_probes.ProbeCoverage.track_cpu_ops": _meta(
-            "bench_probes.ProbeCoverage.track_cpu_ops", [["'mish'", "'elu'"]], "track", "bench_probes:20"),
-        "bench_probes.ProbeCoverage.track_work_seconds": _meta(
-            "bench_probes.ProbeCoverage.track_work_seconds", [["'mish'", "'elu'"]], "track", "bench_probes:20"),
-        "bench_partition.PartitionScaling.time_partition": _meta(
-            "bench_partition.PartitionScaling.time_partition", [["50", "400"]], "time", None),
-        "bench_policies.PolicyCoverage.track_work_seconds": _meta(
-            "bench_policies.PolicyCoverage.track_work_seconds", [["'act/model'"]], "track", "bench_policies:1"),
-        "bench_policies.PolicyLowering.track_work_seconds": _meta(
-            "bench_policies.PolicyLowering.track_work_seconds", [["'act/model'"]], "track", "bench_policies:2"),
-        "version": 2,
-    }
+        meta["name"]: meta for meta in (
+            _meta("bench_probes.ProbeCoverage.track_cpu_ops", probes, "track", "bench_probes:20"),
+            _meta("bench_probes.ProbeCoverage.track_work_seconds", probes, "track", "bench_probes:20"),
+            _meta("bench_partition.PartitionScaling.time_partition", [["50", "400"]], "time", None),
+            _meta("bench_policies.PolicyPartition.track_work_seconds", policy, "track", "bench_policies:1"),
+            _meta("bench_policies.PolicyLowering.track_work_seconds", policy, "track", "bench_policies:2"),
+        )
+    } | {"version": 2}
     (tmp_path / "benchmarks.json").write_text(json.dumps(benchmarks))
     machine = tmp_path / "box"
     machine.mkdir()
@@ -54,7 +51,7 @@ def results(tmp_path: Path) -> Path:
             "bench_probes.ProbeCoverage.track_cpu_ops": _entry([1, 0], 2.0),
             "bench_probes.ProbeCoverage.track_work_seconds": _entry([3.0, None], 2.0),
             "bench_partition.PartitionScaling.time_partition": _entry([2.0, 60.0], 140.0, repeat=[10, 1]),
-            "bench_policies.PolicyCoverage.track_work_seconds": _entry([40.0], 1.0),
+            "bench_policies.PolicyPartition.track_work_seconds": _entry([40.0], 1.0),
             "bench_policies.PolicyLowering.track_work_seconds": _entry([100.0], 1.0),
         },
         "durations": {"<setup_cache bench_probes:20>": 10.0, "<setup_cache bench_policies:1>": 50.0,
@@ -65,10 +62,10 @@ def results(tmp_path: Path) -> Path:
 
 
 def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(results, monkeypatch):
-    monkeypatch.setitem(TIERS, "gate", r"^bench_probes\.|time_partition\(50\)|PolicyCoverage")
+    monkeypatch.setitem(TIERS, "gate", r"^bench_probes\.|time_partition\(50\)|PolicyPartition")
     [gate] = [c for c in costs(results, ["gate"])]
     # wall: probe tracks 2+2 + probe cache 10 + time_partition's share (20 of 80 sampled s) of 140
-    #       + PolicyCoverage 1 + its cache 50
+    #       + PolicyPartition 1 + its cache 50
     assert gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50)
     # work: probe mish 3 (elu failed: None) + 10 samples x 2 s + act/model's partition-only record 40
     assert gate.work_s == pytest.approx(3 + 20 + 40)

@@ -182,7 +182,7 @@ def test_run_measures_every_commit(gate: dict) -> None:
 
 def test_continuous_flags_the_slow_partitioner(gate: dict) -> None:
     done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", r"PartitionScaling\.time_partition",
-               "-f", "1.3", "base", "slow")
+               "-f", "1.4", "base", "slow")
     assert done.returncode == 1, done.stdout[-3000:]
     assert _changed_rows(done.stdout, "PartitionScaling.time_partition(50)"), done.stdout[-3000:]
     assert "PERFORMANCE DECREASED" in done.stdout
@@ -202,7 +202,7 @@ def test_compare_shows_more_cpu_ops_after_the_drop(gate: dict) -> None:
 
 def test_continuous_same_commit_passes(gate: dict) -> None:
     done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", r"PartitionScaling\.time_partition",
-               "-f", "1.3", "base", "base")
+               "-f", "1.4", "base", "base")
     assert done.returncode == 0, done.stdout[-3000:]
 
 

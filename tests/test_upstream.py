@@ -207,3 +207,11 @@ def test_cli_registers_and_explains_itself(tmp_path: Path, capsys: pytest.Captur
     assert code == 2 and err == [f"vkbench upstream: error: {tmp_path} is not a git repository "
                                  "(git rev-parse --absolute-git-dir failed)"]
     assert not (tmp_path / "c.json").exists()
+
+
+def test_tier_adds_its_bench_pattern(tmp_path):
+    from vkbench.tiers import TIERS
+    from vkbench.upstream import asv_command
+
+    command = asv_command(tmp_path / "c.json", ["--", "run", "HASHFILE:h.txt"], "box", "gate")
+    assert command[command.index("-b") + 1] == TIERS["gate"] and command[-1] == "HASHFILE:h.txt"

@@ -130,6 +130,21 @@ def _cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shards(args: argparse.Namespace) -> int:
+    from vkbench.shards import plan, read_hashes, to_json
+
+    try:
+        result = plan(read_hashes(args.hashes), args.tier, args.budget, args.results)
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from error
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for index, shard in enumerate(result.shards):
+            (args.out / f"shard-{index}.txt").write_text("\n".join(shard) + "\n")
+    print(to_json(result))
+    return 0
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from vkbench.doctor import diagnose
 
@@ -221,6 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
     cost_fmt.add_argument("--json", action="store_true")
     cost_fmt.add_argument("--markdown", action="store_true")
     cost.set_defaults(run=_cost)
+
+    shards = sub.add_parser("shards", help="split commits into CI-job shards sized by the measured cost")
+    shards.add_argument("--hashes", type=Path, required=True, help="file with one commit hash per line")
+    shards.add_argument("--tier", choices=["gate", "standard", "full"], default="gate")
+    shards.add_argument("--budget", type=float, default=300.0, metavar="MIN", help="minutes per job")
+    shards.add_argument("--results", type=Path, action="append", default=[], metavar="DIR",
+                        help="asv results dirs with measured costs (repeatable)")
+    shards.add_argument("--out", type=Path, help="also write shard-<i>.txt hash files here")
+    shards.set_defaults(run=_shards)
 
     summary = sub.add_parser("summary", help="coverage and timings last recorded for this release")
     summary.set_defaults(run=lambda args: __import__("vkbench.summary").summary.main())

@@ -1,8 +1,8 @@
 """What the suite costs per commit and tier, read from asv's own result files.
 
 The harness measures itself: for every recorded commit (any machine's
-results, any results directory) and every tier whose benchmarks the file
-holds, it reports
+results, any results directory) and the tier it was recorded with (the
+largest tier whose benchmarks the file holds), it reports
 
 * **wall**: seconds asv spent on the tier's benchmarks: their ``duration``
   plus the ``setup_cache`` durations they used (asv's start-up and suite
@@ -127,17 +127,22 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
 
 
 def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
-    """Every (machine, commit, tier) the results directory fully holds (default: the tiers with targets)."""
+    """Per result file (machine x commit): the cost of ``tiers``, or of the tier it was recorded with.
+
+    By default a file is reported as the largest tier (of those with targets)
+    it fully holds: the run that produced it. A smaller tier read out of a
+    larger run is only an estimate (its records may have been made by a
+    benchmark of the larger tier), so it is shown only when asked for.
+    """
     benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
     rows = []
     for path in sorted(results_dir.glob("*/*.json")):
         if path.name == "machine.json":
             continue
         data = json.loads(path.read_text())
-        for tier in tiers or list(TARGET_MINUTES):
-            cost = tier_cost(data, benchmarks, tier, path.parent.name)
-            if cost is not None:
-                rows.append(cost)
+        found = [tier_cost(data, benchmarks, tier, path.parent.name) for tier in tiers or TARGET_MINUTES]
+        found = [cost for cost in found if cost is not None]
+        rows += found if tiers else found[-1:]
     return rows
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 GATE = (
     r"^bench_probes\."
     r"|^bench_partition\.\w+\.\w+\((50|100|200)[,)]"
-    r"|^bench_policies\.PolicyCoverage"
+    r"|^bench_policies\.PolicyPartition"
 )
-STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Coverage|Lowering)"
+STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
 FULL = r"^bench_probes\.|^bench_partition\.|^bench_policies\."
 RUNTIME = r"^bench_runtime\.|^bench_policy_runtime\."
 

@@ -38,6 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from vkbench.tiers import TIERS, bench_args
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Where templates, the mirror facts cache and the derived asv config live.
 STATE_DIR = ROOT / ".asv" / "upstream"
@@ -250,14 +252,16 @@ def prepare(mirror: Path, state_dir: Path = STATE_DIR,
 # asv
 
 
-def asv_command(config: Path, asv_args: Sequence[str], machine: str) -> list[str]:
-    """``python -m asv <sub> --config <config> [--machine M] ...`` for the pass-through args."""
+def asv_command(config: Path, asv_args: Sequence[str], machine: str, tier: str | None = None) -> list[str]:
+    """``python -m asv <sub> --config <config> [--machine M] [-b TIER] ...`` for the pass-through args."""
     args = [a for a in asv_args if a != "--"] if asv_args[:1] == ["--"] else list(asv_args)
     if not args:
         raise UpstreamError("no asv subcommand given (e.g. vkbench upstream --mirror M -- run ...)")
     sub, rest = args[0], args[1:]
     has_machine = any(a in ("--machine", "-m") or a.startswith("--machine=") for a in rest)
     extra = ["--machine", machine] if sub in MACHINE_SUBCOMMANDS and not has_machine else []
+    if tier:
+        extra += bench_args(tier)
     return [sys.executable, "-m", "asv", sub, "--config", str(config), *extra, *rest]
 
 
@@ -283,9 +287,9 @@ def machine_known(machine: str) -> bool:
 
 
 def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = DEFAULT_CONFIG,
-        state_dir: Path = STATE_DIR) -> int:
+        state_dir: Path = STATE_DIR, tier: str | None = None) -> int:
     """Run one asv subcommand against the mirror; return asv's exit status."""
-    command = asv_command(config_out, asv_args, machine)
+    command = asv_command(config_out, asv_args, machine, tier)
     env = prepare(mirror, state_dir)
     config = write_config(config_out)
     if command[3] in RECORDING_SUBCOMMANDS and not machine_known(machine):
@@ -315,7 +319,7 @@ def _command(args: argparse.Namespace) -> int:
 
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
-                   args.state_dir)
+                   args.state_dir, args.tier)
     except UpstreamError as error:
         print(f"vkbench upstream: error: {error}", file=sys.stderr)
         return 2
@@ -338,6 +342,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="where to write the derived asv config (default: .asv/upstream.conf.json)")
     parser.add_argument("--state-dir", type=Path, default=STATE_DIR,
                         help="mirror facts cache and git template (default: .asv/upstream/)")
+    parser.add_argument("--tier", choices=list(TIERS),
+                        help="add the tier's asv -b pattern (run, continuous, find; see vkbench/tiers.py)")
     parser.add_argument("asv_args", nargs=argparse.REMAINDER,
                         help="-- then an asv subcommand and its arguments (run, continuous, compare, find, "
                              "publish, ...)")
