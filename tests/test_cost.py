@@ -61,31 +61,38 @@ def results(tmp_path: Path) -> Path:
     return tmp_path
 
 
+ABSENT = r"^bench_absent\."  # a tier whose benchmarks the results do not hold
+
+
+def _tiers(monkeypatch, gate: str, standard: str, full: str) -> None:
+    for name, pattern in (("gate", gate), ("standard", standard), ("full", full)):
+        monkeypatch.setitem(TIERS, name, pattern)
+
+
 def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(results, monkeypatch):
-    monkeypatch.setitem(TIERS, "gate", r"^bench_probes\.|time_partition\(50\)|PolicyPartition")
-    [gate] = [c for c in costs(results, ["gate"])]
+    _tiers(monkeypatch, r"^bench_probes\.|time_partition\(50\)|PolicyPartition", ABSENT, ABSENT)
+    [gate] = costs(results)
     # wall: probe tracks 2+2 + probe cache 10 + time_partition's share (20 of 80 sampled s) of 140
     #       + PolicyPartition 1 + its cache 50
-    assert gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50)
+    assert gate.tier == "gate" and gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50)
     # work: probe mish 3 (elu failed: None) + 10 samples x 2 s + act/model's partition-only record 40
     assert gate.work_s == pytest.approx(3 + 20 + 40)
     assert gate.efficiency == pytest.approx(63 / 100)
     assert gate.commit == "a" * 40 and gate.machine == "box" and gate.benchmarks == 4
 
 
-def test_a_workload_recorded_twice_counts_once(results, monkeypatch):
-    monkeypatch.setitem(TIERS, "standard", r"^bench_probes\.|time_partition|^bench_policies\.")
-    [standard] = costs(results, ["standard"])
+def test_a_file_is_reported_as_the_largest_tier_it_holds(results, monkeypatch):
+    _tiers(monkeypatch, r"^bench_probes\.", r"^bench_probes\.|time_partition|^bench_policies\.", ABSENT)
+    [standard] = costs(results)
     # act/model: the full lowering (100 s) supersedes the partition-only pass (40 s)
-    assert standard.work_s == pytest.approx(3 + 20 + 60 + 100)
+    assert standard.tier == "standard" and standard.work_s == pytest.approx(3 + 20 + 60 + 100)
+    assert costs(results, ["gate"]) == []  # never read out of a larger run
+    assert [c.tier for c in costs(results, ["standard"])] == ["standard"]
 
 
-def test_a_tier_missing_from_the_file_is_not_reported(results, monkeypatch):
-    monkeypatch.setitem(TIERS, "full", r"^bench_probes\.|^bench_vla\.")
-    benchmarks = json.loads((results / "benchmarks.json").read_text())
-    benchmarks["bench_vla.X.track_work_seconds"] = _meta("bench_vla.X.track_work_seconds", [], "track", None)
-    (results / "benchmarks.json").write_text(json.dumps(benchmarks))
-    assert costs(results, ["full"]) == []
+def test_a_file_holding_no_whole_tier_is_not_reported(results, monkeypatch):
+    _tiers(monkeypatch, ABSENT, ABSENT, ABSENT)
+    assert costs(results) == []
 
 
 def test_cost_command_reads_any_results_dir(results):

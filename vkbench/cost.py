@@ -127,12 +127,13 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
 
 
 def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
-    """Per result file (machine x commit): the cost of ``tiers``, or of the tier it was recorded with.
+    """Per result file (machine x commit): the cost of the tier it was recorded with.
 
-    By default a file is reported as the largest tier (of those with targets)
-    it fully holds: the run that produced it. A smaller tier read out of a
-    larger run is only an estimate (its records may have been made by a
-    benchmark of the larger tier), so it is shown only when asked for.
+    That is the largest tier (of those with targets) whose benchmarks the
+    file fully holds: the run that produced it. A smaller tier is never read
+    out of a larger run, where its records may have been made (and paid for)
+    by benchmarks of the larger tier. ``tiers`` keeps only files recorded as
+    one of them.
     """
     benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
     rows = []
@@ -140,9 +141,10 @@ def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
         if path.name == "machine.json":
             continue
         data = json.loads(path.read_text())
-        found = [tier_cost(data, benchmarks, tier, path.parent.name) for tier in tiers or TARGET_MINUTES]
-        found = [cost for cost in found if cost is not None]
-        rows += found if tiers else found[-1:]
+        held = [tier_cost(data, benchmarks, tier, path.parent.name) for tier in TARGET_MINUTES]
+        held = [cost for cost in held if cost is not None]
+        if held and (not tiers or held[-1].tier in tiers):
+            rows.append(held[-1])
     return rows
 
 
