@@ -9,13 +9,13 @@ README call ``python -m vkbench.site make-offline html`` for ``html/upstream``):
    rewrites that site's ``index.html`` to load them instead of CDN URLs;
 2. writes ``html_root/coverage.html`` (probe/policy x CPU op x partitioner
    reason, per commit; data embedded as JSON, see :mod:`vkbench.site.coverage`);
-3. writes ``html_root/index.html``, a landing page linking the asv sites and
-   the coverage page.
+3. writes ``html_root/runtime.html`` (:mod:`vkbench.site.runtime_page`);
+4. writes ``html_root/index.html``, the dashboard (:mod:`vkbench.site.dashboard`:
+   plots of the committed results, linking the asv sites, coverage and runtime pages).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -81,50 +81,39 @@ def _site_summary(site: Path) -> dict[str, Any]:
     return info
 
 
-LANDING = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>vkbench</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}}
-li{{margin:.4em 0}}</style>
-</head><body>
-<h1>vkbench: the ExecuTorch Vulkan backend, per commit</h1>
-<ul>
-{items}
-<li><a href="coverage.html">Coverage</a>: probe/policy &times; CPU op &times; partitioner reason, per commit
-({coverage_sets} commit{coverage_s})</li>
-<li><a href="runtime.html">Vulkan runtime</a>: <code>Many(n)</code> step limits (event tracer ON/OFF),
-execute time and &micro;s per dispatch per device ({runtime_rows} result set{runtime_s})</li>
-</ul>
-<p>Every page works offline: scripts and styles are vendored (see <code>vendor/manifest.json</code>
-in each site for exact npm versions).</p>
-</body></html>
-"""
-
 _ABOUT = {
     "releases": "installed-release ledger: one commit per recorded ExecuTorch release (vkbench record)",
     "upstream": "upstream commit ranges measured by asv run (aot/full build modes)",
 }
 
 
-def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets: list | None = None) -> dict:
-    """Vendor assets into every asv site under ``html_root``; write landing and coverage pages.
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets: list | None = None,
+                 results_root: Path | None = None) -> dict:
+    """Vendor assets into every asv site under ``html_root``; write the coverage, runtime and dashboard pages.
 
     ``coverage``: compute the installed ExecuTorch's probe coverage when not
     cached (default: yes unless ``$VKBENCH_SITE_COVERAGE=0``); ``coverage_sets``
-    replaces the cached sets (tests).
+    replaces the cached sets (tests); ``results_root``: where the dashboard reads
+    the committed results (default: the checkout's ``results/``).
     """
+    from vkbench.site.dashboard import RESULTS_ROOT, Link, write_dashboard
+
     html_root = Path(html_root)
     html_root.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"sites": {}, "coverage_sets": 0}
-    items = []
+    links = []
     for name in SITES:
         site = html_root / name
         if not (site / "index.html").exists():
             continue
         report["sites"][name] = vendor_site(site)
         info = _site_summary(site)
-        items.append(f'<li><a href="{name}/index.html">{html.escape(name)}</a>: '
-                     f'{html.escape(_ABOUT.get(name, ""))} ({info["benchmarks"]} benchmarks, '
-                     f'{info["commits"]} commits)</li>')
+        counts = f'{info["benchmarks"]} benchmarks, {info["commits"]} commits'
+        links.append(Link(f"{name}/index.html", name, f'{_ABOUT.get(name, "")} ({counts})'))
     if coverage_sets is None:
         from vkbench.site import coverage as cov
 
@@ -142,10 +131,13 @@ def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets
     from vkbench.site import runtime_page
 
     report["runtime_rows"] = runtime_page.write(html_root)
-    (html_root / "index.html").write_text(LANDING.format(
-        items="\n".join(items) or "<li>no asv site published yet</li>",
-        coverage_sets=len(coverage_sets), coverage_s="" if len(coverage_sets) == 1 else "s",
-        runtime_rows=report["runtime_rows"], runtime_s="" if report["runtime_rows"] == 1 else "s"))
+    links += [
+        Link("coverage.html", "Coverage", "probe/policy × CPU op × partitioner reason, per commit "
+             f"({_count(len(coverage_sets), 'commit')})"),
+        Link("runtime.html", "Vulkan runtime", "Many(n) step limits, execute time, µs per dispatch "
+             f"({_count(report['runtime_rows'], 'result set')})"),
+    ]
+    report["dashboard"] = str(write_dashboard(html_root, results_root or RESULTS_ROOT, links=links))
     return report
 
 

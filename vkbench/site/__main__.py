@@ -1,4 +1,4 @@
-"""``python -m vkbench.site {make-offline HTML_ROOT, vendor, coverage}``."""
+"""``python -m vkbench.site {make-offline HTML_ROOT, dashboard HTML_ROOT, vendor, coverage}``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,13 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vkbench.site")
     sub = parser.add_subparsers(dest="command", required=True)
-    mk = sub.add_parser("make-offline", help="vendor assets, landing + coverage pages under HTML_ROOT")
+    mk = sub.add_parser("make-offline", help="vendor assets; dashboard, coverage, runtime pages")
     mk.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
     mk.add_argument("--no-coverage", action="store_true", help="only list cached coverage")
+    mk.add_argument("--results", type=Path, default=None, help="results tree the dashboard reads (results/)")
+    db = sub.add_parser("dashboard", help="only (re)write HTML_ROOT/index.html, the dashboard")
+    db.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
+    db.add_argument("--results", type=Path, default=None, help="results tree to read (default: results/)")
     sub.add_parser("vendor", help="refresh vkbench/site/vendor from the npm registry (npm pack)")
     cv = sub.add_parser("coverage", help="compute (and cache) coverage of the ExecuTorch importable here")
     cv.add_argument("--refresh", action="store_true")
@@ -22,8 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "make-offline":
         from vkbench.site import make_offline
 
-        report = make_offline(args.html_root, coverage=not args.no_coverage)
+        report = make_offline(args.html_root, coverage=not args.no_coverage, results_root=args.results)
         print(json.dumps(report, indent=2))
+    elif args.command == "dashboard":
+        from vkbench.site.dashboard import RESULTS_ROOT, write_dashboard
+
+        print(write_dashboard(args.html_root, args.results or RESULTS_ROOT))
     elif args.command == "vendor":
         from vkbench.site.assets import vendor
 
