@@ -52,3 +52,19 @@ def test_asv_discovers_the_suite(tmp_path):
                            "-E", f"existing:{sys.executable}"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No problems found" in done.stdout
+
+
+def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path):
+    """asv's forkserver (suite imported once) in the shipped config and every config derived from it."""
+    from asv.util import load_json
+
+    from vkbench.build.__main__ import conf
+    from vkbench.ledger import write_ledger_config
+    from vkbench.upstream import write_config
+
+    shipped = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    assert shipped["launch_method"] == "forkserver"
+    assert conf(["--out", str(tmp_path / "full.conf.json")]) == 0
+    upstream = write_config(tmp_path / "upstream.conf.json")
+    for path in (tmp_path / "full.conf.json", upstream, write_ledger_config()):
+        assert json.loads(path.read_text())["launch_method"] == "forkserver", path
