@@ -78,9 +78,9 @@ class PartitionScaling(_Blocks):
     min_run_count = 1
     repeat = 5  # samples per size; SAMPLES overrides per size in setup
     timer = time.process_time  # CPU seconds: steadier than wall time on a shared machine (README)
-    #: Samples per size: the median of 5 (3 at 200) keeps `asv continuous -f 1.4` quiet on a loaded
-    #: 2-core machine (README); 400 blocks take over a minute each.
-    SAMPLES = {50: 5, 100: 5, 200: 3, 400: 1}
+    #: Samples per size: the median of 4 (2 at 200) keeps `asv continuous -f 1.4` quiet on a loaded
+    #: 2-core machine (README, Noise) and the gate tier near 5 min; 400 blocks take ~45 s CPU each.
+    SAMPLES = {50: 4, 100: 4, 200: 2, 400: 1}
 
     def setup(self, directory: str, blocks: int) -> None:
         _record(directory, blocks, keep_program=True)

@@ -226,3 +226,31 @@ def test_json_output_is_only_json(capsys):
     assert policies.run_policies_command(["tdmpc/pi"], "json") == 0
     out = capsys.readouterr().out
     assert json.loads(out)["rows"][0]["entry"] == "tdmpc/pi"
+
+
+def test_an_export_failure_is_cached_like_a_program(tmp_path, monkeypatch):
+    """torch.export does not involve ExecuTorch: a failing export fails for every commit, so it is cached."""
+    import torch
+
+    from vkbench.policies.registry import Entry
+
+    class DataDependent(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x[: int((x > 0).sum())]  # a data-dependent size
+
+    builds = []
+
+    def build():
+        builds.append(1)
+        return DataDependent(), (torch.randn(8),)
+
+    monkeypatch.setenv("VKBENCH_CACHE", str(tmp_path))
+    entry = Entry("probe/data_dependent", "probe", "test entry", build)
+    first = policies.survey_entry(entry, use_cache=True)
+    second = policies.survey_entry(entry, use_cache=True)
+    assert first.status == second.status == "blocked" and first.stage == second.stage == "export"
+    assert (first.error_type, first.error) == (second.error_type, second.error) and first.error
+    assert builds == [1]  # the second survey neither built nor traced it
+    assert len(list(tmp_path.rglob("*.export-failed.json"))) == 1
+    uncached = policies.survey_entry(entry)  # without the cache, the export is tried again
+    assert uncached.stage == "export" and builds == [1, 1]

@@ -5,12 +5,16 @@ Programs are saved with ``torch.export.save`` under ``$VKBENCH_CACHE`` (default
 runs benchmarks in a temporary directory), in a folder keyed by the torch and
 lerobot versions and a digest of the policy builders' sources; a file per
 entry. ExecuTorch is not in the key: ``torch.export`` does not involve it, so
-every ExecuTorch commit of a history run reuses the same exported programs.
+every ExecuTorch commit of a history run reuses the same exported programs,
+and an entry whose export fails (a data-dependent guard) fails for every
+commit alike: the failure is cached too (``<entry>.export-failed.json``), so
+no commit builds and traces it again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from importlib import metadata
@@ -50,12 +54,36 @@ def _default_base() -> Path:
 
 def cache_dir() -> Path:
     base = Path(os.environ.get("VKBENCH_CACHE") or _default_base())
-    key = "-".join(f"{dist}{_version(dist)}" for dist in ("torch", "lerobot")) + f"-src{_builders_digest()}"
+    dists = ("torch", "lerobot", "transformers")
+    key = "-".join(f"{dist}{_version(dist)}" for dist in dists) + f"-src{_builders_digest()}"
     return base / re.sub(r"[^\w.+-]", "_", key)
 
 
 def cache_path(entry_name: str) -> Path:
     return cache_dir() / (re.sub(r"[^\w.-]", "_", entry_name) + ".pt2")
+
+
+def _failure_path(entry_name: str) -> Path:
+    return cache_path(entry_name).with_suffix(".export-failed.json")
+
+
+def load_export_failure(entry_name: str) -> tuple[str, str] | None:
+    """``(error_type, first_line)`` of a cached export failure of ``entry_name``, or ``None``."""
+    try:
+        data = json.loads(_failure_path(entry_name).read_text())
+        return str(data["error_type"]), str(data["error"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def save_export_failure(entry_name: str, error_type: str, first_line: str) -> None:
+    """Remember that ``torch.export`` of ``entry_name`` fails (best effort, like the programs)."""
+    path = _failure_path(entry_name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"error_type": error_type, "error": first_line}))
+    except OSError:
+        pass
 
 
 def load_exported(entry_name: str) -> Any | None:

@@ -63,8 +63,11 @@ def _quiet_export_logs() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def _blocked(entry: Entry, stage: str, error: BaseException, start: float) -> Row:
-    if isinstance(error, LoweringError):
+def _blocked(entry: Entry, stage: str, error: BaseException | tuple[str, str], start: float) -> Row:
+    """A blocked row; ``error`` is the exception or an ``(error_type, first_line)`` pair (cached failure)."""
+    if isinstance(error, tuple):
+        error_type, first_line = error
+    elif isinstance(error, LoweringError):
         error_type, first_line = error.error_type, error.first_line
     else:
         error_type = type(error).__name__
@@ -85,6 +88,9 @@ def survey_entry(
     the row's counts are the partitioner's, its ``seconds`` exclude code generation.
     """
     start = time.perf_counter()
+    failed = cache.load_export_failure(entry.name) if use_cache else None
+    if failed is not None:  # torch.export failed for these torch/lerobot/builder versions: it still does
+        return _blocked(entry, "export", failed, start)
     with _quiet_export_logs():
         exported = cache.load_exported(entry.name) if use_cache else None
         if exported is None:
@@ -95,6 +101,8 @@ def survey_entry(
             try:
                 exported = cache.export_program(module, inputs)
             except LoweringError as error:
+                if use_cache:
+                    cache.save_export_failure(entry.name, error.error_type, error.first_line)
                 return _blocked(entry, error.stage, error, start)
             finally:
                 del module, inputs
