@@ -55,7 +55,7 @@ def results(tmp_path: Path) -> Path:
             "bench_policies.PolicyLowering.track_work_seconds": _entry([100.0], 1.0),
         },
         "durations": {"<setup_cache bench_probes:20>": 10.0, "<setup_cache bench_policies:1>": 50.0,
-                      "<setup_cache bench_policies:2>": 110.0, "<build>": 0.0},
+                      "<setup_cache bench_policies:2>": 110.0, "<build>": 5.0},
     }
     (machine / "aaaaaaaa-env.json").write_text(json.dumps(data))
     return tmp_path
@@ -73,11 +73,11 @@ def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(result
     _tiers(monkeypatch, r"^bench_probes\.|time_partition\(50\)|PolicyPartition", ABSENT, ABSENT)
     [gate] = costs(results)
     # wall: probe tracks 2+2 + probe cache 10 + time_partition's share (20 of 80 sampled s) of 140
-    #       + PolicyPartition 1 + its cache 50
-    assert gate.tier == "gate" and gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50)
+    #       + PolicyPartition 1 + its cache 50 + the build 5
+    assert gate.tier == "gate" and gate.wall_s == pytest.approx(4 + 10 + 140 * 20 / 80 + 1 + 50 + 5)
     # work: probe mish 3 (elu failed: None) + 10 samples x 2 s + act/model's partition-only record 40
     assert gate.work_s == pytest.approx(3 + 20 + 40)
-    assert gate.efficiency == pytest.approx(63 / 100)
+    assert gate.efficiency == pytest.approx(63 / 105)
     assert gate.commit == "a" * 40 and gate.machine == "box" and gate.benchmarks == 4
 
 

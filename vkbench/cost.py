@@ -4,9 +4,10 @@ The harness measures itself: for every recorded commit (any machine's
 results, any results directory) and the tier it was recorded with (the
 largest tier whose benchmarks the file holds), it reports
 
-* **wall**: seconds asv spent on the tier's benchmarks: their ``duration``
-  plus the ``setup_cache`` durations they used (asv's start-up and suite
-  discovery, outside every benchmark, are not in the files);
+* **wall**: seconds asv spent on the commit's build and the tier's
+  benchmarks: their ``duration`` plus the ``setup_cache`` durations they
+  used (asv's start-up, environment install and suite discovery are not in
+  the files);
 * **unique work**: the seconds of work each number needed once: every
   record's ``track_work_seconds`` (one lowering or partition of a workload;
   where two classes of a module record the same workload, e.g. the gate's
@@ -121,6 +122,7 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
         return None
     durations = data.get("durations", {})
     wall += sum(v for k, v in durations.items() if any(k == f"<setup_cache {c}>" for c in caches))
+    wall += durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
     work += sum(records.values())
     return TierCost(machine, data["commit_hash"], tier, count, round(wall, 1), round(work, 1),
                     TARGET_MINUTES.get(tier))
