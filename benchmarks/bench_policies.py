@@ -197,6 +197,7 @@ class PolicyLowering(_Entries, _Cost):
 
 class PolicyLoweringStages(_Entries, _Stages):
     params = [FAST_ENTRIES, STAGES]
+    param_names = _Stages.param_names
 
 
 class PolicyLoweringWork(_Work, _Entries):
@@ -226,6 +227,7 @@ class VLAPolicyLowering(_Entries, _Counts, _Cost):
 
 class VLAPolicyLoweringStages(_Entries, _Stages):
     params = [VLA_ENTRIES, STAGES]
+    param_names = _Stages.param_names
     timeout = 3600
 
 
