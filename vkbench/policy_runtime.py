@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import runtime as rt
+from vkbench.failures import first_error_line
 
 #: Lowering targets compared here (``vkbench.lowering.BACKENDS``, fixed so the grid never changes).
 BACKENDS = ("vulkan", "xnnpack", "portable")
@@ -63,7 +64,7 @@ ENTRY_TIMEOUT = float(os.environ.get("VKBENCH_ENTRY_TIMEOUT", "1800"))
 
 
 def _first_line(error: BaseException) -> str:
-    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"[:500]
+    return f"{type(error).__name__}: {first_error_line(error)}"[:500]
 
 
 @dataclass

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vkbench import tables
+from vkbench.failures import first_error_line
 from vkbench.lowering import LoweringError, lower
 from vkbench.policies import cache
 from vkbench.policies.registry import Entry, select
@@ -70,8 +71,7 @@ def _blocked(entry: Entry, stage: str, error: BaseException | tuple[str, str], s
     elif isinstance(error, LoweringError):
         error_type, first_line = error.error_type, error.first_line
     else:
-        error_type = type(error).__name__
-        first_line = (str(error).strip().splitlines() or [""])[0]
+        error_type, first_line = type(error).__name__, first_error_line(error)
     return Row(
         entry.name, entry.policy, BLOCKED, stage=stage, error_type=error_type, error=first_line,
         reduced=entry.reduced, notes=entry.notes, slow=entry.slow,
