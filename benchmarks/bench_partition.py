@@ -46,17 +46,16 @@ def _record(directory: str, blocks: int, keep_program: bool = False) -> dict[str
     """The size's record (:func:`~benchmarks.common.shared_record`); ``keep_program`` also
     leaves the edge program in :data:`_PROGRAMS`, built once in this process either way."""
 
+    require_vkbench()
+    quiet()
+
     def make() -> dict[str, Any]:
-        require_vkbench()
-        quiet()
         point, program = scaling.measure_keeping_program(blocks)
         _PROGRAMS[blocks] = program
         return vars(point)
 
     record = shared_record(directory, f"blocks-{blocks}", make)
     if keep_program and blocks not in _PROGRAMS:  # recorded by another benchmark process
-        require_vkbench()
-        quiet()
         _PROGRAMS[blocks] = scaling.blocks_edge_program(blocks)
     return record
 

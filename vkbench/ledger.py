@@ -20,7 +20,6 @@ import os
 import platform
 import subprocess
 import sys
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -44,16 +43,13 @@ class Release:
 
 def release_date(version: str) -> str:
     """Upload time of ``executorch==version`` on PyPI; install time if offline."""
+    from vkbench.build.aot import fetch_index
+
     base = version.split("+")[0]
-    request = urllib.request.Request(
-        "https://pypi.org/simple/executorch/",
-        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=20) as response:
-            files = json.load(response)["files"]
-        times = [f["upload-time"] for f in files if f"executorch-{base}-" in f["filename"] + "-"
-                 or f["filename"].startswith(f"executorch-{base}-")]
+        files = fetch_index("https://pypi.org/simple/executorch/")
+        times = [f["upload-time"] for f in files if "upload-time" in f and (
+            f"executorch-{base}-" in f["filename"] + "-" or f["filename"].startswith(f"executorch-{base}-"))]
         if times:
             return min(times)[:19] + "Z"
     except Exception as error:  # noqa: BLE001 - offline: fall back, and say so

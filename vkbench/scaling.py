@@ -8,6 +8,7 @@ seed did), split by phase, and fit ``seconds ~ n**k`` across sizes.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -57,8 +58,6 @@ class ScalingPoint:
 
 def measure_keeping_program(n: int) -> tuple[ScalingPoint, Any]:
     """:func:`measure`, also returning the (untouched) edge program for further partitions."""
-    import copy
-
     start = time.perf_counter()
     program = blocks_edge_program(n)
     edge_seconds = time.perf_counter() - start
@@ -118,8 +117,6 @@ def sample_noise(n: int, repeat: int) -> Noise:
     not two runs: on a shared machine other processes stretch wall time but
     not this process's CPU time (``time.process_time``, asv's ``timer``).
     """
-    import copy
-
     program = blocks_edge_program(n)
     noise = Noise(n, [], [])
     for _ in range(repeat):
