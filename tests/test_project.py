@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -68,3 +70,25 @@ def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path):
     upstream = write_config(tmp_path / "upstream.conf.json")
     for path in (tmp_path / "full.conf.json", upstream, write_ledger_config()):
         assert json.loads(path.read_text())["launch_method"] == "forkserver", path
+
+
+def test_docs_sections_each_live_in_one_file_and_refresh_in_place(tmp_path):
+    from vkbench import docs
+
+    for name in docs.SECTIONS:  # every generated section has a home in docs/
+        assert docs.section_file(name).parent.name == "docs", name
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "suite.md"
+    page.write_text("# x\n<!-- vkbench:probes -->\nold\n<!-- /vkbench:probes -->\ntail\n")
+    assert docs.write("probes", "| new |\n", root=tmp_path) == page
+    assert page.read_text() == ("# x\n<!-- vkbench:probes -->\n`vkbench probe --markdown`:\n\n| new |\n\n"
+                                "<!-- /vkbench:probes -->\ntail\n")
+    with pytest.raises(KeyError, match="runtime"):
+        docs.section_file("runtime", root=tmp_path)
+
+
+def test_readme_stays_short_and_links_every_doc():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"docs/{page.name}" in readme, page.name

@@ -1,4 +1,4 @@
-"""``vkbench``: probe, partition, policies, doctor, record.
+"""``vkbench``: the one command line (``vkbench --help`` lists the subcommands).
 
 Human tables by default; ``--json`` prints one JSON document on stdout
 (schemas in README.md). Bad input prints one line on stderr and exits 2.
@@ -254,15 +254,36 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("asv_args", nargs=argparse.REMAINDER, help="extra arguments for asv run")
     record.set_defaults(run=_record)
 
+    # Listed here for --help; main() hands its arguments to vkbench.site's own parser.
+    sub.add_parser("site", help="the offline site: make-offline, dashboard, vendor, coverage", add_help=False)
+
+    docs = sub.add_parser("docs", help="regenerate the measured tables in docs/ from vkbench's own output")
+    docs.add_argument("names", nargs="*", metavar="SECTION",
+                      help="sections to refresh (default: all): " + ", ".join(_doc_sections()))
+    docs.add_argument("--policies-json", type=Path, metavar="PATH",
+                      help="render the policies section from a saved `vkbench policies --json`")
+    docs.set_defaults(run=lambda args: __import__("vkbench.docs").docs.main(args.names, args.policies_json))
+
     from vkbench.upstream import add_parser as add_upstream_parser  # asv over a local upstream mirror
 
     add_upstream_parser(sub)
     return parser
 
 
+def _doc_sections() -> list[str]:
+    from vkbench.docs import SECTIONS
+
+    return list(SECTIONS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["site"]:
+        from vkbench.site.__main__ import main as site_main
+
+        return site_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

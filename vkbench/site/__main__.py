@@ -1,4 +1,4 @@
-"""``python -m vkbench.site {make-offline HTML_ROOT, dashboard HTML_ROOT, vendor, coverage}``."""
+"""``vkbench site {make-offline, dashboard, vendor, coverage} [HTML_ROOT]`` (``python -m vkbench.site``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vkbench.site")
+    parser = argparse.ArgumentParser(prog="vkbench site")
     sub = parser.add_subparsers(dest="command", required=True)
     mk = sub.add_parser("make-offline", help="vendor assets; dashboard, coverage, runtime pages")
     mk.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
