@@ -156,7 +156,7 @@ def test_entry_runs_on_every_ready_backend_and_matches_eager():
     runs = pr.measure(ENTRY, backends)
     for run in runs:
         assert run.ok, f"{run.backend}: {run.stage}: {run.error}"
-        assert run.forward_ms is not None and run.forward_ms > 0 and run.repeats >= pr.MIN_REPEATS
+        assert run.forward_ms is not None and run.forward_ms > 0 and run.repeats >= pr.timing()["min_repeats"]
         assert run.max_abs_diff is not None and run.max_abs_diff < 1e-4
         assert run.float_outputs == 1
     delegates = {run.backend: run.delegate_calls for run in runs}

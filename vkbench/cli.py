@@ -148,6 +148,11 @@ def _shards(args: argparse.Namespace) -> int:
 def _doctor(args: argparse.Namespace) -> int:
     from vkbench.doctor import diagnose
 
+    if args.settings:
+        from vkbench import settings
+
+        print(settings.markdown())
+        return 0
     report = diagnose()
     if args.json:
         print(json.dumps(report, indent=2))
@@ -161,6 +166,9 @@ def _doctor(args: argparse.Namespace) -> int:
     shown = ", ".join(devices) if isinstance(devices, list) else devices
     print(f"{'Vulkan devices':22s} {shown or 'none'}")
     print(f"{'runtime benchmarks':22s} {report['runtime_benchmarks']}")
+    print("settings (docs/settings.md):")
+    for name, setting in report["settings"].items():
+        print(f"  {name:22s} {setting['value']}  ({setting['source']})")
     return 0
 
 
@@ -210,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="versions, runtime backends, Vulkan runtime and device")
     doctor.add_argument("--json", action="store_true")
+    doctor.add_argument("--settings", action="store_true", help="only the VKBENCH_* settings table")
     doctor.set_defaults(run=_doctor)
 
     record = sub.add_parser(

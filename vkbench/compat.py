@@ -50,10 +50,3 @@ def require(module: ModuleType | Missing) -> ModuleType:
         )
     assert isinstance(module, ModuleType)
     return module
-
-
-def vulkan_partitioner_module() -> ModuleType:
-    """The module holding ``VulkanPartitioner``/``VulkanSupportedOperators``."""
-    return require(
-        safe_import("executorch.backends.vulkan.partitioner.vulkan_partitioner")
-    )

@@ -21,6 +21,7 @@ SECTIONS: dict[str, list[str]] = {
     "partition": ["partition", "--blocks", "50", "100", "200", "400", "--markdown"],
     "policies": ["policies", "--markdown"],
     "doctor": ["doctor"],
+    "settings": ["doctor", "--settings"],
     "runtime": ["runtime", "--markdown"],
 }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vkbench import settings
 from vkbench.versions import executorch_identity, stack_versions
 
 
@@ -29,6 +30,8 @@ def diagnose() -> dict[str, Any]:
         "vulkan_runtime": has_vulkan,
         "vulkan_devices": devices,
         "vulkan_device": bool(names),
+        "settings": {name: {"value": value, "source": source}
+                     for name, value, source in settings.effective()},
     }
     if not has_vulkan:
         report["runtime_benchmarks"] = f"skipped: {status['reason']}"

@@ -23,6 +23,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from vkbench import settings
 from vkbench.versions import executorch_identity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,7 +195,7 @@ def write_ledger_config() -> Path:
 
 def machine_name() -> str:
     """Stable, descriptive machine name (CI hostnames change every run)."""
-    return os.environ.get("VKBENCH_MACHINE") or f"{platform.machine()}-{os.cpu_count()}core-cpu"
+    return settings.text("VKBENCH_MACHINE") or f"{platform.machine()}-{os.cpu_count()}core-cpu"
 
 
 def _asv(*args: str) -> int:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import runtime as rt
+from vkbench import settings
 from vkbench.failures import first_error_line
 
 #: Lowering targets compared here (``vkbench.lowering.BACKENDS``, fixed so the grid never changes).
@@ -55,12 +56,14 @@ EAGER = "eager"
 DEFAULT_ENTRIES = ("act/model", "tdmpc/encoder", "tdmpc/pi", "tdmpc/dynamics", "tdmpc/q")
 #: Runtime backend each lowering target needs registered (portable needs none).
 RUNTIME_BACKEND = {"vulkan": rt.BACKEND, "xnnpack": "XnnpackBackend", "portable": None}
-#: Timing: at least ``MIN_REPEATS`` executes, more while under ``TIME_BUDGET_S``, at most ``MAX_REPEATS``.
-MIN_REPEATS = int(os.environ.get("VKBENCH_MIN_REPEATS", "5"))
-MAX_REPEATS = int(os.environ.get("VKBENCH_MAX_REPEATS", "50"))
-TIME_BUDGET_S = float(os.environ.get("VKBENCH_TIME_BUDGET_S", "3"))
-#: Seconds one isolated entry (all its backends, lowering included) may take.
-ENTRY_TIMEOUT = float(os.environ.get("VKBENCH_ENTRY_TIMEOUT", "1800"))
+
+
+def timing() -> dict[str, float]:
+    """At least ``min_repeats`` executes, more while under ``budget_s``, at most ``max_repeats``
+    (``VKBENCH_MIN_REPEATS`` / ``VKBENCH_MAX_REPEATS`` / ``VKBENCH_TIME_BUDGET_S``)."""
+    return {"min_repeats": settings.integer("VKBENCH_MIN_REPEATS"),
+            "max_repeats": settings.integer("VKBENCH_MAX_REPEATS"),
+            "budget_s": settings.number("VKBENCH_TIME_BUDGET_S")}
 
 
 def _first_line(error: BaseException) -> str:
@@ -188,14 +191,15 @@ def compare(outputs: Sequence[Any], expected: Any) -> tuple[float, int]:
 
 
 def time_calls(call: Callable[[], Any]) -> list[float]:
-    """Seconds per ``call()``: :data:`MIN_REPEATS` to :data:`MAX_REPEATS` within :data:`TIME_BUDGET_S`."""
+    """Seconds per ``call()``, as many as :func:`timing` allows."""
+    limits = timing()
     samples: list[float] = []
     started = time.perf_counter()
-    while len(samples) < MAX_REPEATS:
+    while len(samples) < limits["max_repeats"]:
         start = time.perf_counter()
         call()
         samples.append(time.perf_counter() - start)
-        if len(samples) >= MIN_REPEATS and time.perf_counter() - started > TIME_BUDGET_S:
+        if len(samples) >= limits["min_repeats"] and time.perf_counter() - started > limits["budget_s"]:
             break
     return samples
 
@@ -313,7 +317,7 @@ def measure_isolated(
     backends: Sequence[str] = (EAGER, *BACKENDS),
     *,
     save_dir: str | os.PathLike[str] | None = None,
-    timeout: float = ENTRY_TIMEOUT,
+    timeout: float | None = None,
 ) -> list[Run]:
     """:func:`measure` in a child process: an abort or a hang becomes a failed run.
 
@@ -323,6 +327,8 @@ def measure_isolated(
     command = [sys.executable, "-m", "vkbench.policy_runtime", entry_name, "--jsonl", "--backend", *backends]
     if save_dir is not None:
         command += ["--save-dir", str(save_dir)]
+    if timeout is None:
+        timeout = settings.number("VKBENCH_ENTRY_TIMEOUT")
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=rt.child_env())
         stdout, failure = result.stdout, None
@@ -382,7 +388,7 @@ def environment() -> dict[str, Any]:
     env["vulkan_devices"] = status["vulkan_devices"]
     env["texture_limits"] = rt.texture_limits()
     env["executes_programs"] = list(executes_programs())
-    env["timing"] = {"min_repeats": MIN_REPEATS, "max_repeats": MAX_REPEATS, "budget_s": TIME_BUDGET_S}
+    env["timing"] = timing()
     return env
 
 

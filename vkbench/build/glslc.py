@@ -30,9 +30,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-DEFAULT_CACHE = Path(os.environ.get("VKBENCH_GLSLC_CACHE", Path.home() / ".cache" / "vkbench" / "glslc"))
-SUITE = os.environ.get("VKBENCH_GLSLC_SUITE", "trixie")
-MIRROR = os.environ.get("VKBENCH_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+from vkbench import settings
+
+
+def default_cache() -> Path:
+    """``$VKBENCH_GLSLC_CACHE``, else ``~/.cache/vkbench/glslc``."""
+    return settings.path("VKBENCH_GLSLC_CACHE") or Path.home() / ".cache" / "vkbench" / "glslc"
+
+
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 #: Always taken from the suite, so glslc runs on the libc it was built for.
 RUNTIME_PACKAGES = ("libc6", "libstdc++6", "libgcc-s1")
@@ -156,16 +161,18 @@ def _write_wrapper(cache: Path) -> Path:
     return wrapper
 
 
-def install(cache: Path = DEFAULT_CACHE) -> Path:
-    """Download and unpack trixie's glslc into ``cache``; return the wrapper."""
+def install(cache: Path | None = None) -> Path:
+    """Download and unpack trixie's glslc into ``cache`` (:func:`default_cache`); return the wrapper."""
+    cache = cache or default_cache()
     cache.mkdir(parents=True, exist_ok=True)
     apt_dir = cache / "apt"
     for sub in ("lists/partial", "cache/archives/partial"):
         (apt_dir / sub).mkdir(parents=True, exist_ok=True)
     (apt_dir / "status").touch()
     (apt_dir / "preferences").touch()
-    (apt_dir / "sources.list").write_text(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
-    log(f"apt-get update ({SUITE}, private lists in {apt_dir})")
+    suite, mirror = settings.text("VKBENCH_GLSLC_SUITE"), settings.text("VKBENCH_DEBIAN_MIRROR")
+    (apt_dir / "sources.list").write_text(f"deb [signed-by={KEYRING}] {mirror} {suite} main\n")
+    log(f"apt-get update ({suite}, private lists in {apt_dir})")
     _apt(apt_dir, "update")
     packages = _library_deps(apt_dir, "glslc") + list(RUNTIME_PACKAGES)
     debs = cache / "debs"
@@ -194,8 +201,9 @@ def version(glslc: str | os.PathLike[str]) -> str:
     return (out.strip().splitlines() or ["unknown"])[0]
 
 
-def ensure_glslc(cache: Path = DEFAULT_CACHE, *, allow_system: bool = True) -> Path:
+def ensure_glslc(cache: Path | None = None, *, allow_system: bool = True) -> Path:
     """Path of a ``glslc`` that compiles the Vulkan backend's shaders."""
+    cache = cache or default_cache()
     if allow_system:
         found = shutil.which("glslc")
         if found and glslc_works(found):
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m vkbench.build.glslc", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
-        "--cache", type=Path, default=DEFAULT_CACHE, help="download/unpack dir (default %(default)s)"
+        "--cache", type=Path, default=None, help="download/unpack dir (default: $VKBENCH_GLSLC_CACHE)"
     )
     parser.add_argument("--no-system", action="store_true", help="ignore a glslc on PATH")
     args = parser.parse_args(argv)

@@ -23,11 +23,11 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from vkbench.runtime import STEP_START, Probe, StepLimit, find_step_limit
+from vkbench import settings
+from vkbench.runtime import Probe, StepLimit, find_step_limit
 
 SOURCE = Path(__file__).with_name("pte_runner.cpp")
 RUNNER_ENV = "VKBENCH_PTE_RUNNER"  # path to a built pte_runner (its libraries beside it)
@@ -89,13 +89,11 @@ def _needed_libraries(library: Path) -> list[str]:
 
 
 def runner_path() -> Path | None:
-    value = os.environ.get(RUNNER_ENV, "").strip()
-    return Path(value) if value else None
+    return settings.path(RUNNER_ENV)
 
 
 def pte_dir() -> Path | None:
-    value = os.environ.get(PTE_DIR_ENV, "").strip()
-    return Path(value) if value else None
+    return settings.path(PTE_DIR_ENV)
 
 
 def find_pte(n: int, folder: Path | None = None) -> Path | None:
@@ -177,7 +175,7 @@ class MissingProgram(RuntimeError):
     """The search needed a size nobody lowered: the limit would be wrong, so stop."""
 
 
-def find_native_step_limit(cap: int, start: int) -> StepLimit:
+def find_native_step_limit(cap: int, start: int | None = None) -> StepLimit:
     """:func:`vkbench.runtime.find_step_limit` over pre-lowered programs, run natively.
 
     The sizes it visits are the ones the Python-runtime search visits for the
@@ -195,23 +193,30 @@ def find_native_step_limit(cap: int, start: int) -> StepLimit:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vkbench.native build OUT EXECUTORCH_DIR LIB... | run N... | limit CAP [START]``.
+    """``python -m vkbench.native {build,run,limit}``: the C++ runner from the command line (JSON out)."""
+    import argparse
 
-    ``LIB``: backend or kernel libraries to link (Vulkan's; the wheel's XNNPACK
-    and ``libexecutorch_kernels_optimized.so`` for programs with CPU ops).
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv else ""
-    if command == "build" and len(argv) >= 4:
-        print(build_runner(argv[1], list(argv[3:]), argv[2]))
-    elif command == "run" and len(argv) >= 2:
-        for n in argv[1:]:
-            print(json.dumps(run_many(int(n)).to_json()), flush=True)
-    elif command == "limit" and len(argv) >= 2:
-        result = find_native_step_limit(int(argv[1]), int(argv[2]) if len(argv) > 2 else STEP_START)
+    parser = argparse.ArgumentParser(prog="python -m vkbench.native", description=main.__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="compile pte_runner against an ExecuTorch build")
+    build.add_argument("out", help="folder for the runner and its libraries")
+    build.add_argument("executorch_dir", help="the ExecuTorch install or build tree")
+    build.add_argument("libs", nargs="+", metavar="LIB",
+                       help="backend or kernel libraries to link (Vulkan's; the wheel's XNNPACK and "
+                            "libexecutorch_kernels_optimized.so for programs with CPU ops)")
+    run = sub.add_parser("run", help=f"run many_<n>.pte from ${PTE_DIR_ENV} with ${RUNNER_ENV}")
+    run.add_argument("sizes", nargs="+", type=int, metavar="N")
+    limit = sub.add_parser("limit", help="step-limit search over pre-lowered programs")
+    limit.add_argument("cap", type=int)
+    limit.add_argument("start", type=int, nargs="?", default=None, help="default: $VKBENCH_STEP_START")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        print(build_runner(args.out, list(args.libs), args.executorch_dir))
+    elif args.command == "run":
+        for n in args.sizes:
+            print(json.dumps(run_many(n).to_json()), flush=True)
+    else:
+        result = find_native_step_limit(args.cap, args.start)
         print(json.dumps({"cap": result.cap, "limit": result.limit,
                           "probes": [p.to_json() for p in result.probes]}))
-    else:
-        print(main.__doc__, file=sys.stderr)
-        return 2
     return 0

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from vkbench import settings
 from vkbench.native import invoke_runner, require_runner
 
 IO_ENV = "VKBENCH_POLICY_IO"  # folder written by export_policy_io
@@ -36,8 +37,7 @@ def slug(entry: str) -> str:
 
 
 def io_dir() -> Path | None:
-    value = os.environ.get(IO_ENV, "").strip()
-    return Path(value) if value else None
+    return settings.path(IO_ENV)
 
 
 def export_policy_io(entries: list[str], out_dir: str | os.PathLike[str],

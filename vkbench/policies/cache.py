@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from vkbench import settings
 from vkbench.lowering import export_program
 
 
@@ -53,7 +54,7 @@ def _default_base() -> Path:
 
 
 def cache_dir() -> Path:
-    base = Path(os.environ.get("VKBENCH_CACHE") or _default_base())
+    base = settings.path("VKBENCH_CACHE") or _default_base()
     dists = ("torch", "lerobot", "transformers")
     key = "-".join(f"{dist}{_version(dist)}" for dist in dists) + f"-src{_builders_digest()}"
     return base / re.sub(r"[^\w.+-]", "_", key)

@@ -17,13 +17,13 @@ README call ``python -m vkbench.site make-offline html`` for ``html/upstream``):
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from vkbench import settings
 from vkbench.site.assets import ASSETS, VENDOR_DIR, check_vendor
 
 #: asv sites that may live under the html root.
@@ -117,7 +117,7 @@ def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets
     if coverage_sets is None:
         from vkbench.site import coverage as cov
 
-        if coverage if coverage is not None else os.environ.get("VKBENCH_SITE_COVERAGE", "1") != "0":
+        if coverage if coverage is not None else settings.text("VKBENCH_SITE_COVERAGE") != "0":
             try:
                 cov.collect()
             except Exception as error:  # noqa: BLE001 - the page still lists what is cached

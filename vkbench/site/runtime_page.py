@@ -17,9 +17,10 @@ import html
 import itertools
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
+
+from vkbench import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "releases"
@@ -102,9 +103,7 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
 
 
 def _default_cap() -> int:
-    from vkbench.runtime import STEP_CAP
-
-    return int(os.environ.get("VKBENCH_STEP_CAP", STEP_CAP))
+    return settings.integer("VKBENCH_STEP_CAP")
 
 
 def _has_value(result: Any) -> bool:
