@@ -6,7 +6,7 @@ commit lacking something must skip the affected benchmarks
 per commit (its *record*); benchmark methods only read the record, so asv's
 launch method ``forkserver`` (suite imported once, each benchmark forked)
 makes them nearly free. A record lives either in a class's ``setup_cache``
-(the probes: all nine are needed together) or, where tiers select parameters
+(the probes: all are needed together) or, where tiers select parameters
 or classes that share work, in a :func:`shared_record` file made by the
 first benchmark that needs it.
 """
@@ -44,7 +44,7 @@ quiet()  # importing the Vulkan partitioner set the root logger to INFO
 #: parameter grid is the same for every commit.
 PROBE_NAMES = [
     "linear_f32", "linear_bf16", "conv2d_batch1", "conv2d_batch2", "elu", "mish", "var",
-    "conv_transpose1d", "index_put",
+    "conv_transpose1d", "index_put", "split_one_piece", "mha_cross",
 ]
 #: ``Blocks(n)`` sizes; the gate tier selects the first three (vkbench/tiers.py).
 BLOCK_SIZES = [50, 100, 200, 400]

@@ -135,9 +135,9 @@ def test_cli_bad_input_from_the_shell():
 def test_partition_only_gives_the_full_lowerings_counts(probe_coverage):
     """The gate's partition-only pass counts what the full lowering delegates, without codegen."""
     from vkbench.lowering import lower
-    from vkbench.probes import PROBES, build_probe
+    from vkbench.probes import build_probe
 
-    for name in PROBES:
+    for name in probe_coverage:  # the seed probes (the upstream-bug repros are tested below)
         module, inputs = build_probe(name)
         quick, _ = lower(module, inputs, partition_only=True, to_executorch=False)
         full = probe_coverage[name]
@@ -165,3 +165,16 @@ def test_a_failing_tool_inside_lowering_names_its_own_error(monkeypatch, tmp_pat
         lower(module, inputs)
     assert "returned non-zero exit status 1" in str(raised.value)
     assert "flatc: error: schema broken" in str(raised.value)
+
+
+def test_upstream_bug_probes_reproduce_the_policy_failures():
+    """The two minimal repros fail exactly as the policies do on executorch 1.5.1."""
+    from vkbench.probes import PROBES, probe_coverage
+
+    bugs = sorted(name for name, probe in PROBES.items() if probe.upstream_bug)
+    assert bugs == ["mha_cross", "split_one_piece"]
+    split = probe_coverage("split_one_piece")
+    assert split["failed_stage"] == "partition"
+    assert "'list' object has no attribute 'shape'" in split["error"]
+    mha = probe_coverage("mha_cross")
+    assert "error" not in mha and mha["vulkan_programs"] == 3  # loading it needs a Vulkan runtime

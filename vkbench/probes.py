@@ -26,13 +26,29 @@ class IndexPut(torch.nn.Module):
         return y
 
 
+class CrossAttention(torch.nn.Module):
+    """``nn.MultiheadAttention(32, 4)`` with a query (5 tokens) shorter than key/value (7)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(32, 4)
+
+    def forward(self, query: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        return self.attention(query, memory, memory, need_weights=False)[0]
+
+
 @dataclass(frozen=True)
 class Probe:
-    """A named probe: what it shows and how to build (module, inputs)."""
+    """A named probe: what it shows and how to build (module, inputs).
+
+    ``upstream_bug``: set on the minimal repros of ExecuTorch bugs found in
+    policies; the commit that fixes one shows up as a step in the suite.
+    """
 
     name: str
     shows: str
     build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]
+    upstream_bug: str = ""
 
 
 def _seeded(build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]):
@@ -67,6 +83,15 @@ PROBES: dict[str, Probe] = {
               lambda: (torch.nn.ConvTranspose1d(16, 8, 4, stride=2, padding=1), (_signal(),))),
         Probe("index_put", "y[idx] = 0 on (8,32), idx=[1,3]",
               lambda: (IndexPut(), (torch.randn(8, 32), torch.tensor([1, 3])))),
+        Probe("split_one_piece", "split(relu(x), 1)[0] of a (1,8) tensor: a one-piece split_with_sizes_copy",
+              lambda: (Fn(lambda t: torch.split(torch.relu(t), 1)[0].unsqueeze(0)), (torch.randn(1, 8),)),
+              upstream_bug="the partitioner crashes (AttributeError: 'list' object has no attribute "
+                           "'shape' in utils.filter_invalid_reprs): blocks the SAC actor "
+                           "(gaussian_actor/deterministic)"),
+        Probe("mha_cross", "MultiheadAttention(32,4), query 5 tokens, key/value 7",
+              lambda: (CrossAttention().eval(), (torch.randn(5, 1, 32), torch.randn(7, 1, 32))),
+              upstream_bug="lowers to 3 Vulkan programs that the Vulkan runtime cannot load "
+                           "(Value.h:262 isTensorRef): blocks act/model on the GPU"),
     )
 }
 
