@@ -254,3 +254,20 @@ def test_an_export_failure_is_cached_like_a_program(tmp_path, monkeypatch):
     assert len(list(tmp_path.rglob("*.export-failed.json"))) == 1
     uncached = policies.survey_entry(entry)  # without the cache, the export is tried again
     assert uncached.stage == "export" and builds == [1, 1]
+
+
+def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept():
+    """smolvla's blocker in one op: the default config stops at to_edge; with the op on the CPU
+    the rest lowers, and the row says both."""
+    from vkbench.graphs import Fn
+    from vkbench.policies.registry import Entry
+    from vkbench.policies.survey import _cells, survey_entry
+
+    boundaries = torch.linspace(-1, 1, 5)
+    module = Fn(lambda t: torch.bucketize(torch.relu(t) * 2.0, boundaries) + 1)
+    entry = Entry("probe/bucketize", "probe", "relu then bucketize", lambda: (module, (torch.randn(4, 8),)))
+    row = survey_entry(entry, to_executorch=False)
+    assert row.lowered and row.allowed_on_cpu == ["aten.bucketize.Tensor"]
+    assert row.default_blocker.startswith("to_edge: SpecViolationError: Operator torch._ops.aten.bucketize")
+    assert "aten.bucketize.Tensor" in row.coverage["cpu_ops"] and row.coverage["vulkan_programs"] >= 1
+    assert _cells(row)[1] == "blocked@to_edge by aten.bucketize.Tensor; lowered with it on the CPU"

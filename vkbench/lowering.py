@@ -19,6 +19,7 @@ standard tier's full lowering checks that preprocess really succeeds.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -55,6 +56,21 @@ STAGES = ("export", "to_edge", "partition", "preprocess", "to_executorch")
 _NOT_COMPUTE = {"executorch_call_delegate", "getitem"}
 #: Attribute set on an exception by the stage (partition/preprocess) it escaped from.
 _STAGE_ATTR = "_vkbench_stage"
+
+
+_NON_CORE = re.compile(r"Operator torch\._ops\.(\w+)\.(\w+)\.(\w+) is not in Core ATen opset")
+
+
+def non_core_op(error: LoweringError) -> str | None:
+    """``aten.multinomial.default`` when ``to_edge`` refused that op for not being Core ATen."""
+    match = _NON_CORE.search(error.first_line) if error.stage == "to_edge" else None
+    return ".".join(match.groups()) if match else None
+
+
+def op_overload(name: str) -> Any:
+    """``torch.ops.aten.multinomial.default`` from ``aten.multinomial.default``."""
+    namespace, op, overload = name.split(".")
+    return getattr(getattr(getattr(torch.ops, namespace), op), overload)
 
 
 class LoweringError(RuntimeError):
@@ -299,6 +315,7 @@ def lower(
     keep_program: bool = False,
     backend: str = "vulkan",
     partition_only: bool = False,
+    allow_on_cpu: Sequence[str] = (),
 ) -> tuple[Coverage, Any]:
     """Lower ``module`` with the Vulkan partitioner and describe the result.
 
@@ -317,6 +334,10 @@ def lower(
     the counts are the partitioner's, and no ExecuTorch program is made.
     A child process that fails inside the lowering (``flatc``) puts its own
     first error line into the :class:`LoweringError`.
+
+    ``allow_on_cpu`` names ops outside the Core ATen opset (``aten.multinomial.default``)
+    that ``to_edge`` should let through, as a user would with ExecuTorch's
+    ``EdgeCompileConfig(_core_aten_ops_exception_list=...)``; they stay on the CPU.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
@@ -347,11 +368,14 @@ def lower(
         ):
             start = time.perf_counter()
             try:
+                config = exir.EdgeCompileConfig(_core_aten_ops_exception_list=[op_overload(name)
+                                                                                for name in allow_on_cpu])
                 if backend == "portable":
-                    edge = exir.to_edge(exported)
+                    edge = exir.to_edge(exported, compile_config=config)
                 else:
                     edge = exir.to_edge_transform_and_lower(
-                        exported, partitioner=_partitioners(backend, partitioner_options)
+                        exported, partitioner=_partitioners(backend, partitioner_options),
+                        compile_config=config,
                     )
             except Exception as error:
                 raise LoweringError(getattr(error, _STAGE_ATTR, "to_edge"), error) from error

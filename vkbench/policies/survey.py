@@ -18,12 +18,14 @@ from typing import Any
 
 from vkbench import tables
 from vkbench.failures import first_error_line
-from vkbench.lowering import LoweringError, lower
+from vkbench.lowering import LoweringError, lower, non_core_op
 from vkbench.policies import cache
 from vkbench.policies.registry import Entry, select
 
 LOWERED = "lowered"
 BLOCKED = "blocked"
+#: Non-Core-ATen ops one entry may let through to the CPU before it counts as blocked.
+MAX_ALLOWED_ON_CPU = 4
 
 
 @dataclass
@@ -41,6 +43,10 @@ class Row:
     notes: str = ""
     slow: bool = False
     seconds: float = 0.0  #: wall time of build + export + lowering
+    #: Non-Core-ATen ops let through ``to_edge`` to the CPU; ``default_blocker`` is what
+    #: stopped the default config ("to_edge: SpecViolationError: Operator ... not in Core ATen").
+    allowed_on_cpu: list[str] = field(default_factory=list)
+    default_blocker: str = ""
 
     @property
     def lowered(self) -> bool:
@@ -79,6 +85,31 @@ def _blocked(entry: Entry, stage: str, error: BaseException | tuple[str, str], s
     )
 
 
+def _lower_with_non_core_on_cpu(
+    exported: Any, **options: bool
+) -> tuple[Any, list[str], LoweringError | None]:
+    """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
+
+    That is what a user does with ExecuTorch's edge compile config, and then
+    the rest of the graph gets its answer. Returns ``(coverage, allowed ops,
+    the default config's error or None)``; when still blocked, raises the
+    default config's error with ``allowed_on_cpu`` set on it.
+    """
+    allowed: list[str] = []
+    default_error: LoweringError | None = None
+    while True:
+        try:
+            coverage, _ = lower(None, (), exported=exported, allow_on_cpu=allowed, **options)
+            return coverage, allowed, default_error
+        except LoweringError as error:
+            default_error = default_error or error
+            op = non_core_op(error)
+            if op is None or op in allowed or len(allowed) >= MAX_ALLOWED_ON_CPU:
+                default_error.allowed_on_cpu = allowed  # type: ignore[attr-defined]
+                raise default_error from None
+            allowed.append(op)
+
+
 def survey_entry(
     entry: Entry, *, use_cache: bool = False, to_executorch: bool = True, partition_only: bool = False
 ) -> Row:
@@ -110,12 +141,12 @@ def survey_entry(
             if use_cache:
                 cache.save_exported(entry.name, exported)
         try:
-            coverage, _ = lower(
-                None, (), exported=exported, to_executorch=to_executorch and not partition_only,
-                partition_only=partition_only,
-            )
-        except LoweringError as error:
-            return _blocked(entry, error.stage, error, start)
+            coverage, allowed, default_error = _lower_with_non_core_on_cpu(
+                exported, to_executorch=to_executorch and not partition_only, partition_only=partition_only)
+        except LoweringError as error:  # the default config's blocker, whatever was let through
+            row = _blocked(entry, error.stage, error, start)
+            row.allowed_on_cpu = getattr(error, "allowed_on_cpu", [])
+            return row
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
             return _blocked(entry, "lower", error, start)
         finally:
@@ -124,6 +155,7 @@ def survey_entry(
     return Row(
         entry.name, entry.policy, LOWERED, coverage=coverage.to_json(), reduced=entry.reduced,
         notes=entry.notes, slow=entry.slow, seconds=round(time.perf_counter() - start, 2),
+        allowed_on_cpu=allowed, default_blocker=str(default_error) if default_error else "",
     )
 
 
@@ -221,11 +253,21 @@ def _status_text(row: Row) -> str:
     return f"blocked at {row.stage}: {row.error_type}: {row.error}"
 
 
+def _status(row: Row) -> str:
+    """``lowered``, ``blocked@stage``, or for a row lowered with non-Core-ATen ops let through:
+    ``blocked@to_edge by aten.x.y; lowered with it on the CPU``."""
+    if not row.lowered:
+        return f"blocked@{row.stage}"
+    if row.allowed_on_cpu:
+        return f"blocked@to_edge by {', '.join(row.allowed_on_cpu)}; lowered with it on the CPU"
+    return row.status
+
+
 def _cells(row: Row) -> list[str]:
     c = row.coverage or {}
     return [
         row.entry,
-        row.status if row.lowered else f"blocked@{row.stage}",
+        _status(row),
         str(c.get("nodes_total", "")),
         str(c.get("nodes_cpu", "")),
         f"{c['cpu_percent']:.1f}" if c else "",
