@@ -16,7 +16,7 @@ built twice.
   re-runs ``setup`` per sample). Small sizes take several samples, 400 blocks
   (over a minute) one. The timer is process CPU time: the partitioner is
   single-threaded Python, and CPU time ignores the other jobs of a shared
-  machine (its CV was a half to a third of wall time's, README).
+  machine (its CV was a half to a third of wall time's, docs/suite.md).
 * ``PartitionScalingRecord`` / ``PartitionScalingPhases`` read the record.
 
 Tiers select sizes with asv's ``-b 'name(params)'`` matching (vkbench/tiers.py):
@@ -76,9 +76,9 @@ class PartitionScaling(_Blocks):
     warmup_time = 0.0
     min_run_count = 1
     repeat = 5  # samples per size; SAMPLES overrides per size in setup
-    timer = time.process_time  # CPU seconds: steadier than wall time on a shared machine (README)
+    timer = time.process_time  # CPU seconds: steadier than wall time on a shared machine (docs/suite.md)
     #: Samples per size: the median of 4 (2 at 200) keeps `asv continuous -f 1.4` quiet on a loaded
-    #: 2-core machine (README, Noise) and the gate tier near 5 min; 400 blocks take ~45 s CPU each.
+    #: 2-core machine (docs/suite.md, Noise) and the gate tier near 5 min; 400 blocks take ~45 s CPU each.
     SAMPLES = {50: 4, 100: 4, 200: 2, 400: 1}
 
     def setup(self, directory: str, blocks: int) -> None:

@@ -45,8 +45,8 @@ BACKEND = "VulkanBackend"
 DEFAULT_TEXTURE_LIMIT = 16384
 #: ``Many(n)`` sizes measured by the runtime benchmarks.
 MANY_SIZES = (500, 1000, 1500, 2000, 4000)
-#: Knobs read on access (:mod:`vkbench.settings`), kept as attributes for the asv classes:
-#: upper end of the step-limit bisection, its first size, seconds one probe child may take.
+#: Knobs read on access (:mod:`vkbench.settings`), kept as module attributes because the
+#: recorded asv classes read them: the step-limit search's upper end and its first size.
 _LAZY = {"STEP_CAP": "VKBENCH_STEP_CAP", "STEP_START": "VKBENCH_STEP_START"}
 
 

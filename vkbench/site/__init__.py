@@ -2,7 +2,7 @@
 
 :func:`make_offline` is called after every ``asv publish`` (``vkbench
 publish``/``record`` call it for ``html/releases``; the workflow and the
-README call ``python -m vkbench.site make-offline html`` for ``html/upstream``):
+docs call ``vkbench site make-offline html`` for ``html/upstream``):
 
 1. copies ``vkbench/site/vendor`` (npm-pinned jQuery, Flot, Bootstrap, ... see
    :mod:`vkbench.site.assets`) into each asv site under ``<site>/vendor/`` and

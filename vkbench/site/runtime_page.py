@@ -191,7 +191,7 @@ def write(html_root: Path) -> int:
 
 
 def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
-    """Step-limit rows and per-n rows, formatted, for the CLI and the README."""
+    """Step-limit rows and per-n rows, formatted, for the CLI and docs/runtime.md."""
     limit_rows = [[row["machine"], row["commit"], runner, str(limit["limit"]), str(limit["cap"])]
                   for row in rows for runner, limit in row["limits"].items()]
     labels = [label for label in MANY_COLUMNS.values()
