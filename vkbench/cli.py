@@ -1,7 +1,7 @@
 """``vkbench``: the one command line (``vkbench --help`` lists the subcommands).
 
 Human tables by default; ``--json`` prints one JSON document on stdout
-(schemas in docs/commands.md). Bad input prints one line on stderr and exits 2.
+Bad input prints one line on stderr and exits 2.
 """
 
 from __future__ import annotations
