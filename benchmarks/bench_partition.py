@@ -29,13 +29,11 @@ import copy
 import time
 from typing import Any
 
-from .common import BLOCK_SIZES, cache_directory, quiet, require_vkbench, shared_record
+from .common import BLOCK_SIZES, cache_directory, quiet, require_vkbench, safe_import, shared_record
 
-try:
-    from vkbench import scaling
-    from vkbench.lowering import timed_partition
-except Exception:  # noqa: BLE001 - require_vkbench() reports why in setup
-    scaling = timed_partition = None  # type: ignore[assignment]
+scaling, _ = safe_import("vkbench.scaling")  # require_vkbench() reports a failure in setup
+_lowering, _ = safe_import("vkbench.lowering")
+timed_partition = getattr(_lowering, "timed_partition", None)
 
 PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
 #: Edge programs this benchmark process built (asv re-runs ``setup`` per sample).

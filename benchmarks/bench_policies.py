@@ -24,15 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import cache_directory, quiet, record_path, shared_record, skip
+from .common import cache_directory, quiet, record_path, safe_import, shared_record, skip
 
-try:
-    from vkbench import policies as _policies
-except Exception as error:  # noqa: BLE001 - any failure means "skip", with the reason
-    _policies = None  # type: ignore[assignment]
-    _IMPORT_ERROR: str | None = f"{type(error).__name__}: {error}"
-else:
-    _IMPORT_ERROR = None
+_policies, _IMPORT_ERROR = safe_import("vkbench.policies")
 
 #: Fixed here, not read from the measured project, so the grid is the same for every commit.
 FAST_ENTRIES = [

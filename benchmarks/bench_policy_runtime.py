@@ -24,15 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .common import quiet
+from .common import quiet, safe_import
 
-try:
-    from vkbench import policy_runtime as _pr
-except Exception as error:  # noqa: BLE001 - any failure means "skip", with the reason
-    _pr = None  # type: ignore[assignment]
-    _IMPORT_ERROR: str | None = f"{type(error).__name__}: {error}"
-else:
-    _IMPORT_ERROR = None
+_pr, _IMPORT_ERROR = safe_import("vkbench.policy_runtime")
 
 #: Fixed here, not read from the measured project, so the grid is the same for every commit.
 ENTRIES = ["act/model", "tdmpc/encoder", "tdmpc/pi", "tdmpc/dynamics", "tdmpc/q"]

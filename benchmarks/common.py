@@ -13,12 +13,14 @@ first benchmark that needs it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 
@@ -29,15 +31,20 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
-quiet()
+def safe_import(name: str) -> tuple[ModuleType | None, str | None]:
+    """``(module, None)``, or ``(None, "Error: message")`` when importing fails at this commit.
 
-try:
-    from vkbench import lowering, probes, scaling
-except Exception as error:  # noqa: BLE001 - any failure means "skip", with the reason
-    lowering = probes = scaling = None  # type: ignore[assignment]
-    IMPORT_ERROR: str | None = f"{type(error).__name__}: {error}"
-else:
-    IMPORT_ERROR = None
+    The one import guard of the suite: a module that cannot import makes its
+    benchmarks skip with this reason instead of breaking asv's discovery.
+    """
+    try:
+        return importlib.import_module(name), None
+    except Exception as error:  # noqa: BLE001 - any failure means "skip", with the reason
+        return None, f"{type(error).__name__}: {error}"
+
+
+quiet()
+probes, IMPORT_ERROR = safe_import("vkbench.probes")  # imports the lowering path (and executorch)
 quiet()  # importing the Vulkan partitioner set the root logger to INFO
 
 #: Probe names are fixed here, not read from the measured project, so the
