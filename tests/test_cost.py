@@ -104,3 +104,14 @@ def test_cost_command_reads_any_results_dir(results):
     missing = subprocess.run([sys.executable, "-m", "vkbench", "cost", "--results", str(results / "box")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and re.search(r"no asv results", missing.stderr)
+
+
+def test_a_setup_cache_recorded_at_another_line_still_counts_for_its_module():
+    from vkbench.cost import _used_cache
+
+    benchmarks = {"a": {"setup_cache_key": "bench_probes:20"}, "b": {"setup_cache_key": "bench_policies:2"}}
+    used = {"bench_probes:20"}
+    assert _used_cache("<setup_cache bench_probes:20>", used, benchmarks)
+    assert _used_cache("<setup_cache bench_probes:19>", used, benchmarks)  # the source moved since
+    assert not _used_cache("<setup_cache bench_policies:2>", used, benchmarks)  # not in the tier
+    assert not _used_cache("<build>", used, benchmarks)
