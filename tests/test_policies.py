@@ -271,3 +271,16 @@ def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept
     assert row.default_blocker.startswith("to_edge: SpecViolationError: Operator torch._ops.aten.bucketize")
     assert "aten.bucketize.Tensor" in row.coverage["cpu_ops"] and row.coverage["vulkan_programs"] >= 1
     assert _cells(row)[1] == "blocked@to_edge by aten.bucketize.Tensor; lowered with it on the CPU"
+
+
+def test_a_row_still_blocked_after_letting_ops_through_keeps_the_default_blocker_and_says_what_came_next():
+    from vkbench.policies import Row
+    from vkbench.policies.survey import _cells
+
+    row = Row("smolvla/prefix", "smolvla", "blocked", stage="to_edge", error_type="SpecViolationError",
+              error="Operator torch._ops.aten.bucketize.Tensor is not in Core ATen opset",
+              allowed_on_cpu=["aten.bucketize.Tensor"],
+              blocked_with_allowed="to_edge: PendingUnbackedSymbolNotFound")
+    assert _cells(row)[1] == ("blocked@to_edge; with aten.bucketize.Tensor on the CPU: "
+                              "to_edge: PendingUnbackedSymbolNotFound")
+    assert _cells(row)[6].startswith("SpecViolationError: Operator torch._ops.aten.bucketize")

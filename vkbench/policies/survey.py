@@ -47,6 +47,8 @@ class Row:
     #: stopped the default config ("to_edge: SpecViolationError: Operator ... not in Core ATen").
     allowed_on_cpu: list[str] = field(default_factory=list)
     default_blocker: str = ""
+    #: A blocked row with ops let through: where the lowering stopped then.
+    blocked_with_allowed: str = ""
 
     @property
     def lowered(self) -> bool:
@@ -106,6 +108,7 @@ def _lower_with_non_core_on_cpu(
             op = non_core_op(error)
             if op is None or op in allowed or len(allowed) >= MAX_ALLOWED_ON_CPU:
                 default_error.allowed_on_cpu = allowed  # type: ignore[attr-defined]
+                default_error.with_allowed = str(error) if allowed else ""  # type: ignore[attr-defined]
                 raise default_error from None
             allowed.append(op)
 
@@ -146,6 +149,7 @@ def survey_entry(
         except LoweringError as error:  # the default config's blocker, whatever was let through
             row = _blocked(entry, error.stage, error, start)
             row.allowed_on_cpu = getattr(error, "allowed_on_cpu", [])
+            row.blocked_with_allowed = getattr(error, "with_allowed", "")
             return row
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
             return _blocked(entry, "lower", error, start)
@@ -256,10 +260,13 @@ def _status_text(row: Row) -> str:
 def _status(row: Row) -> str:
     """``lowered``, ``blocked@stage``, or for a row lowered with non-Core-ATen ops let through:
     ``blocked@to_edge by aten.x.y; lowered with it on the CPU``."""
+    allowed = ", ".join(row.allowed_on_cpu)
+    if not row.lowered and allowed:
+        return f"blocked@{row.stage}; with {allowed} on the CPU: {row.blocked_with_allowed}"
     if not row.lowered:
         return f"blocked@{row.stage}"
     if row.allowed_on_cpu:
-        return f"blocked@to_edge by {', '.join(row.allowed_on_cpu)}; lowered with it on the CPU"
+        return f"blocked@to_edge by {allowed}; lowered with it on the CPU"
     return row.status
 
 
