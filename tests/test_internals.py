@@ -125,3 +125,13 @@ def test_first_error_line_of_a_plain_exception():
     from vkbench.failures import first_error_line
 
     assert first_error_line(ValueError("\n  bad shape\nmore")) == "bad shape"
+
+
+def test_a_child_error_label_on_its_own_line_is_joined_with_its_message():
+    import subprocess
+
+    from vkbench.failures import first_error_line
+
+    stderr = b"error:\n  schema.json:3: 7: error: bad value\n"
+    error = subprocess.CalledProcessError(1, ["flatc"], stderr=stderr)
+    assert first_error_line(error).endswith("status 1. error: schema.json:3: 7: error: bad value")

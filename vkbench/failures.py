@@ -36,8 +36,12 @@ def first_error_line(error: BaseException) -> str:
     if isinstance(error, subprocess.CalledProcessError):
         printed = _lines(_text(error.stderr)) or _lines(_text(error.output))
         if printed:
-            worded = [line for line in printed if any(w in line.lower() for w in _ERROR_WORDS)]
-            first = f"{first} {(worded or printed)[0]}"
+            worded = [i for i, line in enumerate(printed) if any(w in line.lower() for w in _ERROR_WORDS)]
+            at = worded[0] if worded else 0
+            line = printed[at]
+            if line.endswith(":") and at + 1 < len(printed):  # flatc: "error:" then the message
+                line = f"{line} {printed[at + 1]}"
+            first = f"{first} {line}"
     return first
 
 
