@@ -109,9 +109,9 @@ def test_cost_command_reads_any_results_dir(results):
 def test_a_setup_cache_recorded_at_another_line_still_counts_for_its_module():
     from vkbench.cost import _used_cache
 
-    benchmarks = {"a": {"setup_cache_key": "bench_probes:20"}, "b": {"setup_cache_key": "bench_policies:2"}}
+    known = {"bench_probes:20", "bench_policies:2"}
     used = {"bench_probes:20"}
-    assert _used_cache("<setup_cache bench_probes:20>", used, benchmarks)
-    assert _used_cache("<setup_cache bench_probes:19>", used, benchmarks)  # the source moved since
-    assert not _used_cache("<setup_cache bench_policies:2>", used, benchmarks)  # not in the tier
-    assert not _used_cache("<build>", used, benchmarks)
+    assert _used_cache("<setup_cache bench_probes:20>", used, known)
+    assert _used_cache("<setup_cache bench_probes:19>", used, known)  # the source moved since
+    assert not _used_cache("<setup_cache bench_policies:2>", used, known)  # not in the tier
+    assert not _used_cache("<build>", used, known)

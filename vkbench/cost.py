@@ -82,19 +82,18 @@ def _sampled_seconds(entry: dict[str, Any]) -> list[float]:
     ]
 
 
-def _used_cache(duration_key: str, used: set[str], benchmarks: dict[str, Any]) -> bool:
+def _used_cache(duration_key: str, used: set[str], known: set[str]) -> bool:
     """Whether ``<setup_cache bench_x:LINE>`` is one of the ``used`` caches.
 
     A key names the line of its ``setup_cache``; when the suite's source moved
     since the file was recorded, a key no current benchmark has counts for the
-    used cache of its module.
+    used cache of its module. ``known``: every ``setup_cache_key`` of the current suite.
     """
     if not (duration_key.startswith("<setup_cache ") and duration_key.endswith(">")):
         return False
     key = duration_key[len("<setup_cache "):-1]
     if key in used:
         return True
-    known = {meta.get("setup_cache_key") for meta in benchmarks.values() if isinstance(meta, dict)}
     return key not in known and key.split(":")[0] in {u.split(":")[0] for u in used}
 
 
@@ -137,7 +136,9 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
     if not count:
         return None
     durations = data.get("durations", {})
-    wall += sum(v for k, v in durations.items() if _used_cache(k, caches, benchmarks))
+    known = {meta["setup_cache_key"] for meta in benchmarks.values()
+             if isinstance(meta, dict) and meta.get("setup_cache_key")}
+    wall += sum(v for k, v in durations.items() if _used_cache(k, caches, known))
     wall += durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
     work += sum(records.values())
     return TierCost(machine, data["commit_hash"], tier, count, round(wall, 1), round(work, 1),

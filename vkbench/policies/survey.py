@@ -89,27 +89,24 @@ def _blocked(entry: Entry, stage: str, error: BaseException | tuple[str, str], s
 
 def _lower_with_non_core_on_cpu(
     exported: Any, **options: bool
-) -> tuple[Any, list[str], LoweringError | None]:
+) -> tuple[Any, list[str], LoweringError | None, LoweringError | None]:
     """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
 
     That is what a user does with ExecuTorch's edge compile config, and then
-    the rest of the graph gets its answer. Returns ``(coverage, allowed ops,
-    the default config's error or None)``; when still blocked, raises the
-    default config's error with ``allowed_on_cpu`` set on it.
+    the rest of the graph gets its answer. Returns ``(coverage or None, ops let
+    through, the default config's error or None, the last error when still blocked)``.
     """
     allowed: list[str] = []
     default_error: LoweringError | None = None
     while True:
         try:
             coverage, _ = lower(None, (), exported=exported, allow_on_cpu=allowed, **options)
-            return coverage, allowed, default_error
+            return coverage, allowed, default_error, None
         except LoweringError as error:
             default_error = default_error or error
             op = non_core_op(error)
             if op is None or op in allowed or len(allowed) >= MAX_ALLOWED_ON_CPU:
-                default_error.allowed_on_cpu = allowed  # type: ignore[attr-defined]
-                default_error.with_allowed = str(error) if allowed else ""  # type: ignore[attr-defined]
-                raise default_error from None
+                return None, allowed, default_error, error
             allowed.append(op)
 
 
@@ -144,18 +141,18 @@ def survey_entry(
             if use_cache:
                 cache.save_exported(entry.name, exported)
         try:
-            coverage, allowed, default_error = _lower_with_non_core_on_cpu(
+            coverage, allowed, default_error, last_error = _lower_with_non_core_on_cpu(
                 exported, to_executorch=to_executorch and not partition_only, partition_only=partition_only)
-        except LoweringError as error:  # the default config's blocker, whatever was let through
-            row = _blocked(entry, error.stage, error, start)
-            row.allowed_on_cpu = getattr(error, "allowed_on_cpu", [])
-            row.blocked_with_allowed = getattr(error, "with_allowed", "")
-            return row
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
             return _blocked(entry, "lower", error, start)
         finally:
             del exported
             gc.collect()
+    if coverage is None:  # still blocked: the row keeps the default config's blocker
+        row = _blocked(entry, default_error.stage, default_error, start)  # type: ignore[union-attr]
+        row.allowed_on_cpu = allowed
+        row.blocked_with_allowed = str(last_error) if allowed else ""
+        return row
     return Row(
         entry.name, entry.policy, LOWERED, coverage=coverage.to_json(), reduced=entry.reduced,
         notes=entry.notes, slow=entry.slow, seconds=round(time.perf_counter() - start, 2),
