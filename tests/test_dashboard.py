@@ -173,9 +173,11 @@ def synthetic_results(results: Path) -> Path:
             phases, [sizes, ["'propose_partitions'", "'fusable_patterns'"]]],
         "bench_partition.PartitionScalingRecord.track_partitions": [[51, 101, 201, math.nan], [sizes]],
     })
+    RUNNERS = ["'python'", "'native'"]  # noqa: N806 - asv's quoted parameter values
     for tracer, short in (("on", 3000), ("off", 0)):
         _asv(results / "releases" / f"gpu-tracer-{tracer}" / "cccccccc-existing-py3.12.json", "c" * 40,
-             1_700_000_000_000, {"bench_runtime.StepLimitNative.track_steps_short_of_cap": [[short], []]})
+             1_700_000_000_000,
+             {"bench_runtime.StepLimit.track_steps_short_of_cap": [[None, short], [RUNNERS]]})
     probes, entries = ["'elu'", "'linear_f32'"], ["'alpha/model'", "'gamma/model'"]
     for commit, date, elu, alpha in ((COMMIT_A, 1_700_000_000_000, 1, 7),
                                      (COMMIT_B, 1_710_000_000_000, 0, 6)):

@@ -28,18 +28,22 @@ def _write_machine(folder: Path, name: str, results: dict[str, list]) -> None:
 
 
 def test_rows_limits_and_per_n_values(tmp_path):
-    sizes = [["500", "1000", "1500"]]
+    sizes, runners = ["500", "1000", "1500"], ["'python'", "'native'"]
+    native = [[None, 0.005, None, 0.011, None, None], [sizes, runners], "h", 0, 1]  # (n, runner) product
     _write_machine(tmp_path, "gpu-tracer-on", {
-        "bench_runtime.StepLimitNative.track_steps_short_of_cap": [[2977], [], "h", 0, 1],
-        "bench_runtime.ManyNative.track_execute": [[0.005, 0.011, None], sizes, "h", 0, 1],
-        "bench_runtime.ManyNative.track_us_per_dispatch": [[5.0, 5.5, None], sizes, "h", 0, 1],
-        "bench_runtime.ManyNative.track_max_abs_diff": [[0.0, 0.0, None], sizes, "h", 0, 1],
-        "bench_policy_runtime.PolicyNative.track_forward": [
-            [0.003, 0.004, None, 0.2], [["'tdmpc/pi'", "'tdmpc/q'"], ["'vulkan'", "'xnnpack'"]], "h", 0, 1],
+        "bench_runtime.StepLimit.track_steps_short_of_cap": [[None, 2977], [runners], "h", 0, 1],
+        "bench_runtime.ManyRuntime.track_execute_seconds": native,
+        "bench_runtime.ManyRuntime.track_us_per_dispatch": [
+            [None, 5.0, None, 5.5, None, None], [sizes, runners], "h", 0, 1],
+        "bench_runtime.ManyRuntime.track_max_abs_diff": [
+            [None, 0.0, None, 0.0, None, None], [sizes, runners], "h", 0, 1],
+        "bench_policy_runtime.PolicyRuntime.track_forward_seconds": [
+            [None, 0.003, None, 0.004, None, None, None, 0.2],
+            [["'tdmpc/pi'", "'tdmpc/q'"], ["'vulkan'", "'xnnpack'"], runners], "h", 0, 1],
     })
     _write_machine(tmp_path, "cpu-only", {  # eager alone is not a runtime result
-        "bench_runtime.ManyEager.time_eager": [[0.003, 0.006, 0.01], sizes, "h", 0, 1],
-        "bench_runtime.ManyVulkan.time_execute": [None, sizes, "h", 0, 1],
+        "bench_runtime.ManyEager.time_eager": [[0.003, 0.006, 0.01], [sizes], "h", 0, 1],
+        "bench_runtime.ManyRuntime.track_execute_seconds": [None, [sizes, runners], "h", 0, 1],
     })
     rows = runtime_page.machine_rows(tmp_path)
     assert [row["machine"] for row in rows] == ["gpu-tracer-on"]
@@ -48,6 +52,7 @@ def test_rows_limits_and_per_n_values(tmp_path):
     assert rows[0]["many"][1000]["µs per dispatch (C++ runner)"] == 5.5
     labels, limit_rows, many_rows = runtime_page.table_rows(rows)
     assert limit_rows == [["gpu-tracer-on", "a9ed1dc2", "C++ runner", str(limit["limit"]), str(limit["cap"])]]
+    assert labels == ["execute (C++ runner)", "µs per dispatch (C++ runner)", "max abs diff (C++ runner)"]
     assert ["gpu-tracer-on", "1500", "—", "—", "—"] in many_rows
     assert "11.00 ms" in many_rows[1]
     policies = rows[0]["policies"]  # asv flattens entry x backend in product order

@@ -22,14 +22,16 @@ def test_every_variable_the_code_names_is_declared():
 
 
 def test_values_are_read_when_asked_not_at_import(monkeypatch):
-    from vkbench import policy_runtime, runtime
+    from vkbench.execution import runners, step_limit
+    from vkbench.execution.outcome import Outcome
 
     monkeypatch.setenv("VKBENCH_STEP_CAP", "77")
     monkeypatch.setenv("VKBENCH_MIN_REPEATS", "2")
-    assert runtime.STEP_CAP == 77 and settings.integer("VKBENCH_STEP_CAP") == 77
-    assert policy_runtime.timing()["min_repeats"] == 2
+    every_size_runs = step_limit.find_step_limit(lambda n: Outcome(f"many/{n}", "vulkan", "python", ok=True))
+    assert every_size_runs.cap == every_size_runs.limit == 77
+    assert runners.timing()["min_repeats"] == 2
     monkeypatch.delenv("VKBENCH_STEP_CAP")
-    assert runtime.STEP_CAP == 4000  # the default: the largest Many(n)
+    assert settings.integer("VKBENCH_STEP_CAP") == 4000  # the default: the largest Many(n)
     with pytest.raises(KeyError):
         settings.text("VKBENCH_NO_SUCH_KNOB")
 

@@ -110,13 +110,6 @@ def _partition_noise(sizes: list[int], args: argparse.Namespace) -> int:
     return 0
 
 
-def _runtime(args: argparse.Namespace) -> int:
-    from vkbench.site.runtime_page import main
-
-    print(main(markdown=args.markdown, as_json=args.json))
-    return 0
-
-
 def _cost(args: argparse.Namespace) -> int:
     from vkbench.cost import costs, render
 
@@ -195,25 +188,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     probe = sub.add_parser("probe", help="lower the seed's op probes; Vulkan programs and CPU ops")
     probe.add_argument("names", nargs="*", help="probes to run (default: all)")
-    probe_fmt = probe.add_mutually_exclusive_group()
-    probe_fmt.add_argument("--json", action="store_true")
-    probe_fmt.add_argument("--markdown", action="store_true")
+    tables.add_format_options(probe)
     probe.set_defaults(run=_probe)
 
     part = sub.add_parser("partition", help="time VulkanPartitioner.partition on Blocks(N)")
     part.add_argument("--blocks", nargs="+", required=True, metavar="N")
     part.add_argument("--repeat", type=int, metavar="N",
                       help="partition each size N times; print the spread under wall and CPU clocks")
-    part_fmt = part.add_mutually_exclusive_group()
-    part_fmt.add_argument("--json", action="store_true")
-    part_fmt.add_argument("--markdown", action="store_true")
+    tables.add_format_options(part)
     part.set_defaults(run=_partition)
 
     pol = sub.add_parser("policies", help="lower every LeRobot policy entry; what blocks the rest")
     pol.add_argument("--policy", action="append", metavar="NAME", help="policy or entry (repeatable)")
-    fmt = pol.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true")
-    fmt.add_argument("--markdown", action="store_true")
+    tables.add_format_options(pol)
     pol.set_defaults(run=_policies)
 
     doctor = sub.add_parser("doctor", help="versions, runtime backends, Vulkan runtime and device")
@@ -231,19 +218,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="select the tier's benchmarks (asv -b pattern; see vkbench/tiers.py)")
     record.set_defaults(run=_record)
 
-    run = sub.add_parser("runtime", help="Vulkan runtime step limits and latency (committed asv results)")
-    run_fmt = run.add_mutually_exclusive_group()
-    run_fmt.add_argument("--json", action="store_true")
-    run_fmt.add_argument("--markdown", action="store_true")
-    run.set_defaults(run=_runtime)
+    from vkbench.execution.commands import add_parser as add_runtime_parser  # run, limit, export, ...
+
+    add_runtime_parser(sub)
 
     cost = sub.add_parser("cost", help="per commit and tier: asv wall time, unique work, efficiency")
     cost.add_argument("--results", type=Path, default=Path(__file__).resolve().parent.parent / "results"
                       / "releases", help="an asv results directory (default: results/releases)")
     cost.add_argument("--tier", action="append", choices=list(TIERS), help="tiers to report (repeatable)")
-    cost_fmt = cost.add_mutually_exclusive_group()
-    cost_fmt.add_argument("--json", action="store_true")
-    cost_fmt.add_argument("--markdown", action="store_true")
+    tables.add_format_options(cost)
     cost.set_defaults(run=_cost)
 
     shards = sub.add_parser("shards", help="split commits into CI-job shards sized by the measured cost")

@@ -2,7 +2,7 @@
 
 Runtime benchmarks skip themselves when the Vulkan runtime is absent; this is
 where a user finds out why (the PyPI wheel ships the partitioner, not the
-runtime). The checks themselves live in :mod:`vkbench.runtime`, which the
+runtime). The checks themselves live in :mod:`vkbench.execution.device`, which the
 runtime benchmarks use to decide whether to skip, so both always agree.
 """
 
@@ -15,7 +15,7 @@ from vkbench.versions import executorch_identity, stack_versions
 
 
 def diagnose() -> dict[str, Any]:
-    from vkbench.runtime import vulkan_runtime_status
+    from vkbench.execution.device import vulkan_runtime_status
 
     status = vulkan_runtime_status()
     has_vulkan = bool(status["vulkan_backend_registered"])

@@ -236,7 +236,7 @@ def record_installed(
     ``release_version`` files the results under a release already in the
     ledger instead, for an interpreter that cannot import that release's
     Python package (the device machine runs the release's C++ runtime only,
-    through :mod:`vkbench.native`).
+    through the C++ runner of :mod:`vkbench.execution.runners`).
     """
     publish_site = kwargs.get("publish", publish_site)
     release = recorded_release(release_version) if release_version else ensure_installed_release()

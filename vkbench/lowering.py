@@ -403,6 +403,45 @@ def lower(
     return record, (program if keep_program else None)
 
 
+#: Most non-Core-ATen ops :func:`lower_allowing_non_core` lets through before it gives up.
+MAX_ALLOWED_ON_CPU = 4
+
+
+@dataclass
+class NonCoreRetry:
+    """What :func:`lower_allowing_non_core` did: the ops it let through, and the errors it met."""
+
+    allowed: list[str]
+    #: The default config's error (None: the default config lowered).
+    default_error: LoweringError | None
+    #: The last error when still blocked with ``allowed`` on the CPU (None: it lowered).
+    last_error: LoweringError | None
+
+
+def lower_allowing_non_core(
+    module: torch.nn.Module | None, example_inputs: Sequence[Any], **options: Any
+) -> tuple[Coverage | None, Any, NonCoreRetry]:
+    """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
+
+    That is what a user does with ExecuTorch's edge compile config, and then
+    the rest of the graph gets its answer. Export once (pass ``exported=``),
+    since each retry lowers again. Returns ``(coverage or None, program or None,
+    retry)``; other lowering errors end the retries.
+    """
+    allowed: list[str] = []
+    default_error: LoweringError | None = None
+    while True:
+        try:
+            coverage, program = lower(module, example_inputs, allow_on_cpu=allowed, **options)
+            return coverage, program, NonCoreRetry(allowed, default_error, None)
+        except LoweringError as error:
+            default_error = default_error or error
+            op = non_core_op(error)
+            if op is None or op in allowed or len(allowed) >= MAX_ALLOWED_ON_CPU:
+                return None, None, NonCoreRetry(allowed, default_error, error)
+            allowed.append(op)
+
+
 def partition_phases(clock: PhaseClock) -> dict[str, float]:
     """Exclusive seconds per partition phase; ``other`` is the partitioner's own glue."""
     names = {

@@ -60,18 +60,14 @@ _ALL = (
             "runtime"),
     Setting("VKBENCH_STEP_START", "256", "first size the step-limit search tries (then it doubles)",
             "runtime"),
-    Setting("VKBENCH_PROBE_TIMEOUT", "900", "seconds one `Many(n)` child may take", "runtime"),
-    Setting("VKBENCH_PTE_CACHE", "", "folder caching lowered `Many(n)` programs per toolchain (unset: "
-            "lower every time)", "runtime"),
-    Setting("VKBENCH_PTE_RUNNER", "", "a built C++ `pte_runner` (its libraries beside it)", "runtime"),
-    Setting("VKBENCH_PTE_DIR", "", "folder of `many_<n>.pte` programs for the C++ runner", "runtime"),
-    Setting("VKBENCH_POLICY_IO", "", "folder of policy programs and inputs for the C++ runner "
-            "(`export_policy_io`)", "runtime"),
-    Setting("VKBENCH_MIN_REPEATS", "5", "policy latency: fewest executes", "runtime"),
-    Setting("VKBENCH_MAX_REPEATS", "50", "policy latency: most executes", "runtime"),
-    Setting("VKBENCH_TIME_BUDGET_S", "3", "policy latency: seconds after which no more repeats start",
+    Setting("VKBENCH_RUN_TIMEOUT", "1800", "seconds one isolated workload (lowering and every run) may take",
             "runtime"),
-    Setting("VKBENCH_ENTRY_TIMEOUT", "1800", "seconds one isolated policy entry (all backends) may take",
+    Setting("VKBENCH_BUNDLES", "", "folder keeping lowered programs, inputs and eager outputs per workload "
+            "(reused by the same toolchain; the C++ runner's input elsewhere)", "runtime"),
+    Setting("VKBENCH_PTE_RUNNER", "", "a built C++ `pte_runner` (its libraries beside it)", "runtime"),
+    Setting("VKBENCH_MIN_REPEATS", "5", "Python runner: fewest timed executes", "runtime"),
+    Setting("VKBENCH_MAX_REPEATS", "50", "Python runner: most timed executes", "runtime"),
+    Setting("VKBENCH_TIME_BUDGET_S", "3", "Python runner: seconds after which no more repeats start",
             "runtime"),
 )
 #: Variable name -> its :class:`Setting`.

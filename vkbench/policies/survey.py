@@ -18,14 +18,12 @@ from typing import Any
 
 from vkbench import tables
 from vkbench.failures import first_error_line
-from vkbench.lowering import LoweringError, lower, non_core_op
+from vkbench.lowering import LoweringError, lower_allowing_non_core
 from vkbench.policies import cache
 from vkbench.policies.registry import Entry, select
 
 LOWERED = "lowered"
 BLOCKED = "blocked"
-#: Non-Core-ATen ops one entry may let through to the CPU before it counts as blocked.
-MAX_ALLOWED_ON_CPU = 4
 
 
 @dataclass
@@ -87,29 +85,6 @@ def _blocked(entry: Entry, stage: str, error: BaseException | tuple[str, str], s
     )
 
 
-def _lower_with_non_core_on_cpu(
-    exported: Any, **options: bool
-) -> tuple[Any, list[str], LoweringError | None, LoweringError | None]:
-    """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
-
-    That is what a user does with ExecuTorch's edge compile config, and then
-    the rest of the graph gets its answer. Returns ``(coverage or None, ops let
-    through, the default config's error or None, the last error when still blocked)``.
-    """
-    allowed: list[str] = []
-    default_error: LoweringError | None = None
-    while True:
-        try:
-            coverage, _ = lower(None, (), exported=exported, allow_on_cpu=allowed, **options)
-            return coverage, allowed, default_error, None
-        except LoweringError as error:
-            default_error = default_error or error
-            op = non_core_op(error)
-            if op is None or op in allowed or len(allowed) >= MAX_ALLOWED_ON_CPU:
-                return None, allowed, default_error, error
-            allowed.append(op)
-
-
 def survey_entry(
     entry: Entry, *, use_cache: bool = False, to_executorch: bool = True, partition_only: bool = False
 ) -> Row:
@@ -141,22 +116,24 @@ def survey_entry(
             if use_cache:
                 cache.save_exported(entry.name, exported)
         try:
-            coverage, allowed, default_error, last_error = _lower_with_non_core_on_cpu(
-                exported, to_executorch=to_executorch and not partition_only, partition_only=partition_only)
+            coverage, _, retry = lower_allowing_non_core(
+                None, (), exported=exported, to_executorch=to_executorch and not partition_only,
+                partition_only=partition_only)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
             return _blocked(entry, "lower", error, start)
         finally:
             del exported
             gc.collect()
     if coverage is None:  # still blocked: the row keeps the default config's blocker
-        row = _blocked(entry, default_error.stage, default_error, start)  # type: ignore[union-attr]
-        row.allowed_on_cpu = allowed
-        row.blocked_with_allowed = str(last_error) if allowed else ""
+        error = retry.default_error
+        row = _blocked(entry, error.stage, error, start)  # type: ignore[union-attr]
+        row.allowed_on_cpu = retry.allowed
+        row.blocked_with_allowed = str(retry.last_error) if retry.allowed else ""
         return row
     return Row(
         entry.name, entry.policy, LOWERED, coverage=coverage.to_json(), reduced=entry.reduced,
         notes=entry.notes, slow=entry.slow, seconds=round(time.perf_counter() - start, 2),
-        allowed_on_cpu=allowed, default_blocker=str(default_error) if default_error else "",
+        allowed_on_cpu=retry.allowed, default_blocker=str(retry.default_error) if retry.default_error else "",
     )
 
 

@@ -26,24 +26,22 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "releases"
 POLICY_LATENCY = ROOT / "results" / "runtime"
 
-#: (benchmark suffix, column label, how to show the value)
+#: asv's ``runner`` parameter -> how the page names it.
+RUNNER_LABELS = {"python": "Python runtime", "native": "C++ runner"}
+#: ``Many(n)`` benchmarks (params: n × runner) -> column label, ``{runner}`` filled in.
 MANY_COLUMNS = {
-    "ManyVulkan.time_execute": "execute (Python runtime)",
-    "ManyNative.track_execute": "execute (C++ runner)",
-    "ManyNative.track_us_per_dispatch": "µs per dispatch (C++ runner)",
-    "ManyVulkan.track_max_abs_diff": "max abs diff",
-    "ManyNative.track_max_abs_diff": "max abs diff (C++ runner)",
-    "ManyEager.time_eager": "eager PyTorch",
+    "bench_runtime.ManyRuntime.track_execute_seconds": "execute ({runner})",
+    "bench_runtime.ManyRuntime.track_us_per_dispatch": "µs per dispatch ({runner})",
+    "bench_runtime.ManyRuntime.track_max_abs_diff": "max abs diff ({runner})",
 }
-#: Policy latency benchmarks (params: entry × backend) -> (runner, quantity)
+EAGER_MANY = ("bench_runtime.ManyEager.time_eager", "eager PyTorch")
+#: Policy benchmarks (params: entry × backend × runner) -> quantity.
 POLICY_BENCHMARKS = {
-    "bench_policy_runtime.PolicyRuntime.time_forward": ("Python runtime", "forward"),
-    "bench_policy_runtime.PolicyRuntime.track_max_abs_diff": ("Python runtime", "max abs diff"),
-    "bench_policy_runtime.PolicyNative.track_forward": ("C++ runner", "forward"),
-    "bench_policy_runtime.PolicyNative.track_max_abs_diff": ("C++ runner", "max abs diff"),
+    "bench_policy_runtime.PolicyRuntime.track_forward_seconds": "forward",
+    "bench_policy_runtime.PolicyRuntime.track_max_abs_diff": "max abs diff",
 }
-LIMITS = {"StepLimit.track_steps_short_of_cap": "Python runtime",
-          "StepLimitNative.track_steps_short_of_cap": "C++ runner"}
+EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
+LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
 
 
 def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
@@ -52,11 +50,6 @@ def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
 
 def _unquote(value: str) -> str:
     return str(ast.literal_eval(value)) if value.startswith(("'", '"')) else value
-
-
-def _params(entry: dict[str, Any]) -> list[str]:
-    params = entry.get("params") or [[]]
-    return [_unquote(p) for p in params[0]] if params else []
 
 
 def _param_grid(entry: dict[str, Any]) -> list[tuple[str, ...]]:
@@ -76,30 +69,41 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
             data = json.loads(path.read_text())
             found = {k: _columns(data, v) for k, v in data.get("results", {}).items()
                      if k.startswith(("bench_runtime.", "bench_policy_runtime."))}
-            if not any(_has_value(v.get("result")) for k, v in found.items() if "Eager" not in k):
+            if not any(_has_value(v.get("result")) for k, v in found.items() if ".ManyEager." not in k):
                 continue
             row: dict[str, Any] = {"machine": machine_dir.name, "commit": data.get("commit_hash", "")[:8],
                                    "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {}}
-            for name, (runner, quantity) in POLICY_BENCHMARKS.items():
-                entry = found.get(name)
-                if not entry or not _has_value(entry.get("result")):
+            for name, quantity in POLICY_BENCHMARKS.items():
+                for (entry, backend, runner), value in _values(found.get(name)):
+                    row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
+            for (entry,), value in _values(found.get(EAGER_POLICY)):
+                row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
+            for (runner,), short in _values(found.get(LIMITS)):
+                if not _has_value(short):
                     continue
-                for key, value in zip(_param_grid(entry), entry["result"], strict=False):
-                    row["policies"].setdefault((runner, *key), {})[quantity] = value
-            for suffix, label in LIMITS.items():
-                entry = found.get(f"bench_runtime.{suffix}")
-                if entry and _has_value(entry["result"]):
-                    short = entry["result"][0]
-                    cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
-                    row["limits"][label] = {"short_of_cap": short, "cap": cap, "limit": cap - short}
-            for suffix, label in MANY_COLUMNS.items():
-                entry = found.get(f"bench_runtime.{suffix}")
-                if not entry:
-                    continue
-                for n, value in zip(_params(entry), entry["result"] or [], strict=False):
-                    row["many"].setdefault(int(n), {})[label] = value
+                cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
+                limit = {"short_of_cap": short, "cap": cap, "limit": cap - short}
+                row["limits"][RUNNER_LABELS[runner]] = limit
+            for name, label in MANY_COLUMNS.items():
+                for (n, runner), value in _values(found.get(name)):
+                    row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value
+            for (n,), value in _values(found.get(EAGER_MANY[0])):
+                row["many"].setdefault(int(n), {})[EAGER_MANY[1]] = value
             rows.append(row)
     return rows
+
+
+def many_labels() -> list[str]:
+    """Every ``Many(n)`` column the page can show, in order."""
+    return [template.format(runner=label) for template in MANY_COLUMNS.values()
+            for label in RUNNER_LABELS.values()] + [EAGER_MANY[1]]
+
+
+def _values(entry: dict[str, Any] | None) -> list[tuple[tuple[str, ...], Any]]:
+    """``(params, value)`` for every parameter combination of one benchmark (none when it has no value)."""
+    if not entry or not _has_value(entry.get("result")):
+        return []
+    return list(zip(_param_grid(entry), entry["result"], strict=False))
 
 
 def _default_cap() -> int:
@@ -155,7 +159,8 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[
                          f"<td>{runner}</td><td>{limit['limit']}</td><td>{limit['cap']}</td></tr>")
     parts.append("</table>")
     for row in rows:
-        labels = [label for label in MANY_COLUMNS.values() if any(label in v for v in row["many"].values())]
+        labels = [label for label in many_labels()
+                  if any(_has_value(values.get(label)) for values in row["many"].values())]
         where = f"{row['cpu']}, " if row["cpu"] else ""
         parts.append(f"<h2>{html.escape(row['machine'])} <small>({html.escape(where)}"
                      f"commit {row['commit']})</small></h2><table><tr><th>n</th>"
@@ -194,8 +199,8 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], 
     """Step-limit rows and per-n rows, formatted, for the CLI and docs/runtime.md."""
     limit_rows = [[row["machine"], row["commit"], runner, str(limit["limit"]), str(limit["cap"])]
                   for row in rows for runner, limit in row["limits"].items()]
-    labels = [label for label in MANY_COLUMNS.values()
-              if any(label in values for row in rows for values in row["many"].values())]
+    labels = [label for label in many_labels()
+              if any(_has_value(values.get(label)) for row in rows for values in row["many"].values())]
     many_rows = [[row["machine"], str(n)] + [_fmt(label, row["many"][n].get(label)) for label in labels]
                  for row in rows for n in sorted(row["many"])]
     return labels, limit_rows, many_rows

@@ -1,0 +1,205 @@
+"""A prepared workload: lowered programs, inputs and eager outputs, in memory or on disk.
+
+Preparing needs torch, lerobot and executorch's Python (build, export,
+lower); executing needs only a runner. :class:`Bundle` is the line between
+the two: the Python runner executes a bundle made in the same process, the
+C++ runner executes one saved here and carried to a machine that has none of
+those packages (the H200 device), and both compare against the same eager
+outputs.
+
+Workloads are named ``many/<n>`` (:class:`vkbench.graphs.Many`, ``n`` steps of
+2 dispatches) or by a policy entry (``act/model``). Every backend is lowered
+by :func:`vkbench.lowering.lower_allowing_non_core` (the one lowering path;
+an op outside Core ATen goes to the CPU, as a user would configure it), for
+Vulkan with the device's texture limits.
+
+On disk, ``<folder>/<slug>/`` holds ``bundle.json`` (workload, toolchain, the
+lowering outcome per backend), ``<backend>.pte``, ``input_<i>.npy`` and
+``expected_<i>.npy``. With ``VKBENCH_BUNDLES=DIR`` :func:`prepare` keeps
+bundles there and reuses one made by the same toolchain, or any one where
+this Python cannot lower (lowering ``Many(4000)`` takes half an hour on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vkbench import settings
+from vkbench.execution.outcome import Outcome
+from vkbench.failures import first_error_line
+
+MANIFEST = "bundle.json"
+#: Lowering targets (the asv grid is fixed to these).
+BACKENDS = ("vulkan", "xnnpack", "portable")
+
+
+@dataclass
+class Bundle:
+    """One workload, ready to execute: a program per backend that lowered, inputs, eager outputs."""
+
+    workload: str
+    inputs: list[Any] = field(default_factory=list)  #: numpy arrays, torch.export's input order
+    expected: list[Any] = field(default_factory=list)  #: numpy arrays, eager's flattened outputs
+    programs: dict[str, bytes] = field(default_factory=dict)
+    #: Per backend: lowering counts and times, or the stage where building or lowering failed.
+    lowering: dict[str, Outcome] = field(default_factory=dict)
+    toolchain: str = ""
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write the bundle under ``folder/<slug>/``; returns that directory."""
+        import numpy as np
+
+        out = Path(folder) / slug(self.workload)
+        out.mkdir(parents=True, exist_ok=True)
+        for backend, pte in self.programs.items():
+            _write_atomically(out / f"{backend}.pte", pte)
+        for kind, arrays in (("input", self.inputs), ("expected", self.expected)):
+            for index, array in enumerate(arrays):
+                np.save(out / f"{kind}_{index}.npy", array)
+        manifest = {"workload": self.workload, "toolchain": self.toolchain, "inputs": len(self.inputs),
+                    "expected": len(self.expected),
+                    "lowering": {b: o.to_json() for b, o in self.lowering.items()}}
+        _write_atomically(out / MANIFEST, json.dumps(manifest, indent=2).encode())
+        return out
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str], workload: str) -> Bundle | None:
+        """The bundle saved for ``workload`` under ``folder``, or None."""
+        import numpy as np
+
+        source = Path(folder) / slug(workload)
+        if not (source / MANIFEST).is_file():
+            return None
+        manifest = json.loads((source / MANIFEST).read_text())
+        lowering = {b: Outcome.from_json(o) for b, o in manifest["lowering"].items()}
+        return cls(
+            workload,
+            inputs=[np.load(source / f"input_{i}.npy") for i in range(manifest["inputs"])],
+            expected=[np.load(source / f"expected_{i}.npy") for i in range(manifest["expected"])],
+            programs={b: (source / f"{b}.pte").read_bytes() for b in lowering
+                      if (source / f"{b}.pte").is_file()},
+            lowering=lowering,
+            toolchain=manifest.get("toolchain", ""),
+        )
+
+
+def slug(workload: str) -> str:
+    return workload.replace("/", "__")
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def many_input(seed: int = 0) -> Any:
+    """``Many(n)``'s input: a seeded ``(1, 64)`` normal tensor."""
+    import torch
+
+    return torch.randn(1, 64, generator=torch.Generator().manual_seed(seed))
+
+
+def build(workload: str) -> tuple[Any, tuple[Any, ...]]:
+    """``(module, example inputs)`` of a workload name (``KeyError`` when there is none)."""
+    if workload.startswith("many/"):
+        from vkbench.graphs import Many
+
+        return Many(int(workload.split("/", 1)[1])).eval(), (many_input(),)
+    from vkbench.policies import ENTRIES
+
+    if workload not in ENTRIES:
+        raise KeyError(f"{workload} is neither many/<n> nor a policy entry")
+    return ENTRIES[workload].build()
+
+
+def toolchain() -> str:
+    """What a lowered program depends on: executorch, torch, texture limits ("" when unknown)."""
+    try:
+        import torch
+        from executorch import version
+
+        from vkbench.execution import device
+    except Exception:  # noqa: BLE001 - a machine that cannot lower has no toolchain
+        return ""
+    limits = "x".join(map(str, device.texture_limits() or ("default",)))
+    return f"et{version.__version__}-{(version.git_version or '')[:10]}_torch{torch.__version__}_tex{limits}"
+
+
+def flat_arrays(values: Any) -> list[Any]:
+    """The tensors of a (nested) structure, in ``torch.export``'s order, as numpy arrays."""
+    import torch
+    from torch.utils import _pytree
+
+    return [v.detach().contiguous().numpy() for v in _pytree.tree_flatten(values)[0]
+            if isinstance(v, torch.Tensor)]
+
+
+def prepare(workload: str, backends: tuple[str, ...] | list[str] = BACKENDS) -> Bundle:
+    """Build, run eagerly and lower ``workload`` for each backend; never raises for a failure.
+
+    With ``VKBENCH_BUNDLES`` set, a saved bundle holding every backend asked
+    for is reused (see the module doc) and a new one is saved there.
+    """
+    folder = settings.path("VKBENCH_BUNDLES")
+    here = toolchain()
+    if folder is not None:
+        saved = Bundle.load(folder, workload)
+        reusable = saved is not None and (not here or saved.toolchain == here)
+        if reusable and set(backends) <= set(saved.lowering):  # type: ignore[union-attr]
+            return saved  # type: ignore[return-value]
+    bundle = _prepare(workload, tuple(backends), here)
+    if folder is not None and bundle.inputs:
+        bundle.save(folder)
+    return bundle
+
+
+def _prepare(workload: str, backends: tuple[str, ...], here: str) -> Bundle:
+    import torch
+
+    from vkbench.execution import device
+    from vkbench.lowering import export_program, lower_allowing_non_core
+
+    bundle = Bundle(workload, toolchain=here)
+    try:
+        start = time.perf_counter()
+        module, inputs = build(workload)
+        with torch.no_grad():
+            expected = module(*inputs)
+        build_s = round(time.perf_counter() - start, 3)
+        bundle.inputs, bundle.expected = flat_arrays(inputs), flat_arrays(expected)
+    except Exception as error:  # noqa: BLE001 - the reason is the answer
+        line = f"{type(error).__name__}: {first_error_line(error)}"
+        bundle.lowering = {b: Outcome(workload, b, "").fail("build", line) for b in backends}
+        return bundle
+    for backend in backends:
+        outcome = Outcome(workload, backend, "", seconds={"build": build_s})
+        bundle.lowering[backend] = outcome
+        start = time.perf_counter()
+        try:
+            exported = export_program(module, inputs)
+            options = device.partitioner_options() if backend == "vulkan" else None
+            coverage, program, retry = lower_allowing_non_core(
+                None, (), exported=exported, backend=backend, partitioner_options=options, keep_program=True)
+        except Exception as error:  # noqa: BLE001 - export failures and bookkeeping alike
+            outcome.fail(getattr(error, "stage", "export"), getattr(error, "first_line", None)
+                         or f"{type(error).__name__}: {first_error_line(error)}")
+            continue
+        outcome.seconds["lower"] = round(time.perf_counter() - start, 3)
+        if coverage is None:
+            error = retry.last_error or retry.default_error
+            outcome.fail(error.stage, f"{error.error_type}: {error.first_line}")  # type: ignore[union-attr]
+            continue
+        outcome.seconds.update({f"lower.{k}": v for k, v in coverage.seconds.items()})
+        outcome.delegate_calls = coverage.vulkan_programs
+        outcome.nodes_total, outcome.nodes_cpu = coverage.nodes_total, coverage.nodes_cpu
+        pte = bytes(program.buffer)
+        outcome.program_bytes = len(pte)
+        outcome.ok = True  # lowered; the runner takes it from here
+        bundle.programs[backend] = pte
+    return bundle

@@ -1,0 +1,37 @@
+"""The isolated child of :func:`vkbench.execution.measure.measure_isolated` (private).
+
+``python -m vkbench.execution.child WORKLOAD --runner R... --backend B...``
+measures one workload and prints one :class:`~vkbench.execution.outcome.Outcome`
+JSON line per (backend, runner) as soon as it finishes. lerobot prints model sizes on
+stdout while building, so everything but those lines goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+
+from vkbench.execution.bundle import BACKENDS
+from vkbench.execution.measure import measure
+from vkbench.execution.runners import RUNNERS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vkbench.execution.child", description=__doc__)
+    parser.add_argument("workload")
+    parser.add_argument("--runner", nargs="+", choices=list(RUNNERS), default=["python"])
+    parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
+    args = parser.parse_args(argv)
+    logging.disable(logging.INFO)
+    report = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        measure(args.workload, args.backend, args.runner,
+                report=lambda outcome: print(json.dumps(outcome.to_json()), file=report, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

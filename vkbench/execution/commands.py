@@ -1,0 +1,146 @@
+"""``vkbench runtime ...``: the runtime layer from the command line.
+
+``results`` (the default) tabulates the committed asv runtime results;
+``run`` measures workloads with runners (the ladder: lowered, loads, runs,
+matches); ``limit`` searches the step limit; ``export`` saves bundles for a
+machine that can only run the C++ runner; ``build-runner`` compiles that runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from vkbench import tables
+from vkbench.execution.bundle import BACKENDS
+
+LADDER_HEADERS = ("workload", "backend", "runner", "reached", "stopped at", "execute ms (median)",
+                  "max abs diff", "SNR dB", "delegates", "cpu nodes")
+
+
+def ladder_rows(outcomes: list[Any]) -> list[list[str]]:
+    """One table row per outcome (see :data:`LADDER_HEADERS`)."""
+
+    def number(value: float | None, digits: str) -> str:
+        return "-" if value is None else format(value, digits)
+
+    rows = []
+    for o in outcomes:
+        stopped = "" if o.ok else f"{o.stage}: {o.error}"
+        cpu = "-" if o.nodes_cpu is None else f"{o.nodes_cpu}/{o.nodes_total}"
+        ms = None if o.execute_s is None else 1000 * o.execute_s
+        rows.append([o.workload, o.backend, o.runner, o.reached or "-", stopped or "-", number(ms, ".3f"),
+                     number(o.max_abs_diff, ".3g"), number(o.snr_db, ".1f"),
+                     "-" if o.delegate_calls is None else str(o.delegate_calls), cpu])
+    return rows
+
+
+def _results(args: argparse.Namespace) -> int:
+    from vkbench.site.runtime_page import main
+
+    print(main(markdown=args.markdown, as_json=args.json))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from vkbench.execution.measure import measure, measure_isolated
+
+    outcomes = []
+    for workload in args.workloads:
+        print(f"  {workload} ...", file=sys.stderr, flush=True)
+        if args.in_process:
+            outcomes += measure(workload, args.backend, args.runner)
+        else:
+            outcomes += measure_isolated(workload, args.backend, args.runner)
+        for row in ladder_rows(outcomes[-len(args.backend) * len(args.runner):]):
+            print("    " + "  ".join(row[1:]), file=sys.stderr, flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"outcomes": [o.to_json() for o in outcomes]}, indent=2) + "\n")
+    if args.json:
+        print(json.dumps({"outcomes": [o.to_json() for o in outcomes]}, indent=2))
+    else:
+        print(tables.draw(args)(LADDER_HEADERS, ladder_rows(outcomes)))
+    return 0
+
+
+def _limit(args: argparse.Namespace) -> int:
+    from vkbench.execution.step_limit import find_step_limit, probe_with
+
+    result = find_step_limit(probe_with(args.runner), args.cap, start=args.start, resolution=args.resolution,
+                             log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(result.to_json(), indent=2))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from vkbench.execution.bundle import prepare
+
+    for workload in args.workloads:
+        bundle = prepare(workload, args.backend)
+        folder = bundle.save(args.out)
+        lowered = ", ".join(f"{b}: {'ok' if o.ok else o.stage}" for b, o in bundle.lowering.items())
+        print(f"{folder}  {lowered}")
+    return 0
+
+
+def _build_runner(args: argparse.Namespace) -> int:
+    from vkbench.execution.runners import build_runner
+
+    print(build_runner(args.out, [str(lib) for lib in args.libs], args.executorch))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``runtime`` and its subcommands to the ``vkbench`` parser."""
+    from vkbench.execution.runners import RUNNERS
+
+    runtime = sub.add_parser("runtime", help="the Vulkan runtime: results, run, limit, export, build-runner",
+                             description=__doc__.splitlines()[0])
+    tables.add_format_options(runtime)
+    runtime.set_defaults(run=_results)
+    actions = runtime.add_subparsers(dest="action")
+
+    results = actions.add_parser("results", help="step limits and latency of the committed asv results "
+                                                 "(the default)")
+    tables.add_format_options(results)
+    results.set_defaults(run=_results)
+
+    def workloads(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("workloads", nargs="+", metavar="WORKLOAD",
+                            help="many/<n> (Many(n)) or a policy entry (act/model)")
+        parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
+
+    run = actions.add_parser("run", help="lower, load, execute and compare with eager: one row per "
+                                         "workload, backend and runner")
+    workloads(run)
+    run.add_argument("--runner", nargs="+", choices=list(RUNNERS), default=["python"])
+    run.add_argument("--in-process", action="store_true", help="no child process per workload")
+    run.add_argument("--out", type=Path, help="also write the outcomes' JSON there")
+    tables.add_format_options(run)
+    run.set_defaults(run=_run)
+
+    limit = actions.add_parser("limit", help="largest Many(n) that executes on Vulkan: gallop, then bisect")
+    limit.add_argument("--runner", choices=list(RUNNERS), default="python")
+    limit.add_argument("--cap", type=int, help="default: $VKBENCH_STEP_CAP")
+    limit.add_argument("--start", type=int, help="default: $VKBENCH_STEP_START")
+    limit.add_argument("--resolution", type=int, default=1, help="stop bisecting at this bracket width")
+    limit.set_defaults(run=_limit)
+
+    export = actions.add_parser("export", help="save bundles (programs, inputs, eager outputs) for the "
+                                               "C++ runner elsewhere (VKBENCH_BUNDLES there)")
+    export.add_argument("out", type=Path, help="bundle folder")
+    workloads(export)
+    export.set_defaults(run=_export)
+
+    build = actions.add_parser("build-runner", help="compile pte_runner against an ExecuTorch install")
+    build.add_argument("out", type=Path, help="folder for the runner and its libraries")
+    build.add_argument("libs", nargs="+", metavar="LIB",
+                       help="backend or kernel libraries to link (Vulkan's; the wheel's XNNPACK and "
+                            "libexecutorch_kernels_optimized.so for programs with CPU ops)")
+    build.add_argument("--executorch", type=Path, help="the installed executorch package (default: "
+                                                       "the imported one)")
+    build.set_defaults(run=_build_runner)

@@ -1,0 +1,158 @@
+"""asv results recorded by the runtime classes this layer replaced, carried over.
+
+Before :mod:`vkbench.execution`, the runtime matrix was spread over separate
+asv classes per runner (``ManyVulkan``/``ManyNative``, ``StepLimit``/
+``StepLimitNative``, ``PolicyRuntime``/``PolicyNative``) and eager rode along
+as a ``PolicyRuntime`` backend. Their results, measured on lavapipe and the
+H200, are moved here onto the classes that take the runner as a parameter,
+value for value: a ``time_*`` median becomes the ``track_*_seconds`` value
+(both are the median ``execute`` in seconds), stats are kept only where the
+benchmark stays a timing (``ManyEager``, ``PolicyEager``). Versions are
+stamped from the current suite's discovery, so asv publishes them as the
+same benchmarks (``benchmarks.json`` is rewritten for the moved entries).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: asv's per-benchmark columns in result files (``result_columns``).
+STAT_COLUMNS = ("stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat")
+
+
+@dataclass(frozen=True)
+class Move:
+    """Old benchmark -> new one: ``place`` maps an old parameter tuple to the new one (None: drop)."""
+
+    old: str
+    new: str
+    place: Callable[[tuple[str, ...]], tuple[str, ...] | None]
+    keep_stats: bool = False
+    value: Callable[[tuple[str, ...], Any], Any] = lambda params, value: value
+
+
+def _runner(name: str) -> Callable[[tuple[str, ...]], tuple[str, ...] | None]:
+    return lambda params: (*params, repr(name))
+
+
+def _runtime_backend(name: str) -> Callable[[tuple[str, ...]], tuple[str, ...] | None]:
+    return lambda params: None if params[1] == "'eager'" else (*params, repr(name))
+
+
+def _per_dispatch(params: tuple[str, ...], seconds: Any) -> Any:
+    return seconds if seconds is None else seconds / (2 * int(params[0])) * 1e6
+
+
+MOVES = (
+    Move("bench_runtime.ManyVulkan.time_execute", "bench_runtime.ManyRuntime.track_execute_seconds",
+         _runner("python")),
+    Move("bench_runtime.ManyVulkan.time_execute", "bench_runtime.ManyRuntime.track_us_per_dispatch",
+         _runner("python"), value=_per_dispatch),
+    Move("bench_runtime.ManyVulkan.track_max_abs_diff", "bench_runtime.ManyRuntime.track_max_abs_diff",
+         _runner("python")),
+    Move("bench_runtime.ManyNative.track_execute", "bench_runtime.ManyRuntime.track_execute_seconds",
+         _runner("native")),
+    Move("bench_runtime.ManyNative.track_us_per_dispatch", "bench_runtime.ManyRuntime.track_us_per_dispatch",
+         _runner("native")),
+    Move("bench_runtime.ManyNative.track_max_abs_diff", "bench_runtime.ManyRuntime.track_max_abs_diff",
+         _runner("native")),
+    Move("bench_runtime.ManyEager.time_eager", "bench_runtime.ManyEager.time_eager", lambda p: p,
+         keep_stats=True),
+    Move("bench_runtime.StepLimit.track_steps_short_of_cap",
+         "bench_runtime.StepLimit.track_steps_short_of_cap", _runner("python")),
+    Move("bench_runtime.StepLimitNative.track_steps_short_of_cap",
+         "bench_runtime.StepLimit.track_steps_short_of_cap", _runner("native")),
+    Move("bench_policy_runtime.PolicyRuntime.time_forward",
+         "bench_policy_runtime.PolicyRuntime.track_forward_seconds", _runtime_backend("python")),
+    Move("bench_policy_runtime.PolicyRuntime.time_forward", "bench_policy_runtime.PolicyEager.time_forward",
+         lambda p: p[:1] if p[1] == "'eager'" else None, keep_stats=True),
+    Move("bench_policy_runtime.PolicyRuntime.track_max_abs_diff",
+         "bench_policy_runtime.PolicyRuntime.track_max_abs_diff", _runtime_backend("python")),
+    Move("bench_policy_runtime.PolicyNative.track_forward",
+         "bench_policy_runtime.PolicyRuntime.track_forward_seconds", _runner("native")),
+    Move("bench_policy_runtime.PolicyNative.track_max_abs_diff",
+         "bench_policy_runtime.PolicyRuntime.track_max_abs_diff", _runner("native")),
+)
+
+
+def discover(benchmark_dir: Path) -> dict[str, dict[str, Any]]:
+    """The suite as asv would list it (name -> description, ``version`` included), via asv_runner."""
+    code = ("import sys; from asv_runner.discovery import list_benchmarks; "
+            "list_benchmarks(sys.argv[1], sys.stdout)")
+    out = subprocess.run([sys.executable, "-c", code, str(benchmark_dir)], capture_output=True, text=True,
+                         check=True, cwd=benchmark_dir.parent).stdout
+    return {b["name"]: b for b in json.loads(out[out.index("["):])}
+
+
+def migrate_file(path: Path, suite: dict[str, dict[str, Any]]) -> bool:
+    """Move one asv result file's old runtime entries (see :data:`MOVES`); True when it changed."""
+    data = json.loads(path.read_text())
+    results = data.get("results", {})
+    columns = data["result_columns"]
+
+    def stale(name: str) -> bool:  # recorded by a replaced class, not by the current one of that name
+        current = suite.get(name, {}).get("version")
+        return name in results and dict(zip(columns, results[name], strict=False)).get("version") != current
+
+    todo = [move for move in MOVES if stale(move.old)]
+    if not todo:
+        return False
+    moved: dict[str, dict[str, Any]] = {}
+    for move in todo:
+        old = dict(zip(columns, results[move.old], strict=False))
+        target = suite[move.new]
+        slot = moved.setdefault(move.new, {"values": {}, "stats": {}, "started_at": old.get("started_at"),
+                                           "duration": 0.0, "keep_stats": move.keep_stats})
+        slot["duration"] += old.get("duration") or 0.0
+        if old.get("started_at") is not None:
+            slot["started_at"] = min(slot["started_at"] or old["started_at"], old["started_at"])
+        grid = list(itertools.product(*old["params"])) if old.get("params") else [()]
+        values = old["result"] if isinstance(old["result"], list) else [old["result"]]
+        for index, (params, value) in enumerate(zip(grid, values, strict=False)):
+            new_params = move.place(tuple(params))
+            if new_params is None:
+                continue
+            slot["values"][new_params] = move.value(tuple(params), value)
+            if move.keep_stats:
+                slot["stats"][new_params] = [(old.get(c) or [None] * len(grid))[index] for c in STAT_COLUMNS]
+    for name, slot in moved.items():
+        target = suite[name]
+        grid = list(itertools.product(*target["params"])) if target["params"] else [()]
+        entry = {"result": [slot["values"].get(p) for p in grid], "params": target["params"],
+                 "version": target["version"], "started_at": slot["started_at"],
+                 "duration": round(slot["duration"], 4)}
+        if slot["keep_stats"]:
+            for index, column in enumerate(STAT_COLUMNS):
+                entry[column] = [(slot["stats"].get(p) or [None] * len(STAT_COLUMNS))[index] for p in grid]
+        row = [entry.get(c) for c in columns]
+        while row and row[-1] is None:
+            row.pop()
+        results[name] = row
+    for move in todo:
+        if move.old not in moved:
+            results.pop(move.old, None)
+    path.write_text(json.dumps(data, indent=None, sort_keys=False) + "\n")
+    return True
+
+
+def migrate(results_dir: Path, benchmark_dir: Path) -> list[Path]:
+    """Migrate every machine's result files under ``results_dir`` and its ``benchmarks.json``."""
+    suite = discover(benchmark_dir)
+    changed = [path for path in sorted(results_dir.glob("*/*.json"))
+               if path.name != "machine.json" and migrate_file(path, suite)]
+    listing = results_dir / "benchmarks.json"
+    if listing.is_file():
+        known = json.loads(listing.read_text())
+        for move in MOVES:
+            known.pop(move.old, None)
+        for name in {move.new for move in MOVES}:
+            known[name] = suite[name]
+        listing.write_text(json.dumps(known, indent=4, sort_keys=True) + "\n")
+    return changed

@@ -1,0 +1,299 @@
+"""The two runners: ExecuTorch's Python runtime in this process, and its C++ runtime alone.
+
+Why a second runner: the Python runtime (``executorch.runtime``) of the
+1.5.1 wheel only executes beside the torch its ``_C`` was built against
+(2.13, not the pinned 2.11), and a machine that cannot install that torch
+(the H200 device machine: no network, 64 MiB per transfer) still runs the
+wheel's ``libexecutorch.so`` and our Vulkan backend library. ``pte_runner.cpp``
+links just those (plus any other backend or kernel library named at build),
+loads a ``.pte``, executes it ``repeats + 1`` times (the first is a warm-up)
+on inputs read from files and writes the outputs back; it prints one JSON line.
+
+Both runners take the same thing, a lowered program and its inputs as numpy
+arrays, and return the same thing, :class:`Execution` (outputs as numpy
+arrays, times in seconds), or raise :class:`RunFailed` with the stage
+(``runtime``, ``load``, ``execute``, ``crash``, ``timeout``) and first error line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vkbench import settings
+from vkbench.execution import device
+from vkbench.failures import first_error_line
+
+SOURCE = Path(__file__).with_name("pte_runner.cpp")
+#: Executes the C++ runner times (after its warm-up).
+NATIVE_REPEATS = 10
+#: Seconds one ``pte_runner`` call may take.
+RUNNER_TIMEOUT = 300.0
+#: ExecuTorch ScalarType codes -> numpy dtype names (the ones programs here produce).
+SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",
+                7: "float64", 11: "bool"}
+
+
+class RunFailed(RuntimeError):
+    """A runner could not get a program to execute: ``stage`` says where."""
+
+    def __init__(self, stage: str, error: str) -> None:
+        super().__init__(f"{stage}: {error}")
+        self.stage, self.error = stage, error[:500]
+
+
+@dataclass
+class Execution:
+    """What a runner measured: outputs (numpy, flattened) and times in seconds."""
+
+    outputs: list[Any]
+    load_s: float
+    first_execute_s: float | None  #: None where the runner does not time its warm-up (C++)
+    execute_s: list[float]  #: one per timed repeat, after the first (warm-up) execute
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.execute_s)
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {first_error_line(error)}"
+
+
+def timing() -> dict[str, float]:
+    """At least ``min_repeats`` executes, more while under ``budget_s``, at most ``max_repeats``
+    (``VKBENCH_MIN_REPEATS`` / ``VKBENCH_MAX_REPEATS`` / ``VKBENCH_TIME_BUDGET_S``)."""
+    return {"min_repeats": settings.integer("VKBENCH_MIN_REPEATS"),
+            "max_repeats": settings.integer("VKBENCH_MAX_REPEATS"),
+            "budget_s": settings.number("VKBENCH_TIME_BUDGET_S")}
+
+
+def time_calls(call: Callable[[], Any]) -> list[float]:
+    """Seconds per ``call()``, as many as :func:`timing` allows."""
+    limits = timing()
+    samples: list[float] = []
+    started = time.perf_counter()
+    while len(samples) < limits["max_repeats"]:
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+        if len(samples) >= limits["min_repeats"] and time.perf_counter() - started > limits["budget_s"]:
+            break
+    return samples
+
+
+class PythonRunner:
+    """``executorch.runtime`` in this process (needs a runtime that executes programs)."""
+
+    name = "python"
+
+    def ready(self, backend: str) -> tuple[bool, str]:
+        """``(ready, reason)``: can programs lowered for ``backend`` run in this Python?"""
+        if backend not in device.RUNTIME_BACKEND:
+            return False, f"unknown backend {backend!r}"
+        if backend == "vulkan":
+            registered, reason = device.vulkan_registered()
+            if not registered:
+                return False, reason
+            devices = device.vulkan_devices()
+            if devices["available"] is False:
+                return False, f"no Vulkan device: {devices.get('error', 'vulkaninfo lists none')}"
+        elif device.RUNTIME_BACKEND[backend]:
+            registered, reason = device.backend_registered(device.RUNTIME_BACKEND[backend])
+            if not registered:
+                return False, reason
+        return executes_programs()
+
+    def run(self, pte: bytes, inputs: list[Any]) -> Execution:
+        import torch
+
+        stage = "load"
+        try:
+            start = time.perf_counter()
+            method = load_method(pte)
+            load_s = time.perf_counter() - start
+            stage = "execute"
+            args = [torch.from_numpy(a.copy()) for a in inputs]
+            start = time.perf_counter()
+            outputs = [o.numpy() for o in method.execute(args) if hasattr(o, "numpy")]
+            first_s = time.perf_counter() - start
+            times = time_calls(lambda: method.execute(args))
+        except Exception as error:  # noqa: BLE001 - the runner reports, the caller records
+            raise RunFailed(stage, _first_line(error)) from error
+        return Execution(outputs, load_s, first_s, times)
+
+
+def load_method(pte: bytes, name: str = "forward") -> Any:
+    """A freshly loaded method (a new Program each time: Program caches methods)."""
+    runtime = device.runtime_module()
+    program = runtime.Runtime.get().load_program(pte, verification=runtime.Verification.Minimal)
+    method = program.load_method(name)
+    method._vkbench_program = program  # keep the program (and its bytes) alive with the method
+    return method
+
+
+@functools.cache
+def executes_programs() -> tuple[bool, str]:
+    """Can this Python's ExecuTorch runtime execute a program at all?
+
+    The PyPI executorch 1.5.1 wheel with torch 2.11 cannot (``tensor does not
+    have a device``: its ``_C`` was built against another torch), so every
+    runtime number would be a failure for the same reason; this asks once,
+    with a portable ``x * 2 + 1``, and says why not.
+    """
+    if (missing := device.runtime_import_error()) is not None:
+        return False, missing
+    try:
+        import torch
+
+        from vkbench.lowering import lower
+
+        class Affine(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2 + 1
+
+        x = torch.arange(4, dtype=torch.float32)
+        _, program = lower(Affine(), (x,), backend="portable", keep_program=True)
+        out = load_method(bytes(program.buffer)).execute([x])[0]
+        if not torch.equal(out, x * 2 + 1):
+            return False, f"the runtime executes but computes x*2+1 wrong: {out.tolist()}"
+    except Exception as error:  # noqa: BLE001 - the reason is the answer
+        return False, ("this executorch runtime cannot execute programs (portable x*2+1): "
+                       f"{_first_line(error)}")
+    return True, "the runtime executes programs"
+
+
+class NativeRunner:
+    """``pte_runner`` (``VKBENCH_PTE_RUNNER``), built by :func:`build_runner`, in a child process."""
+
+    name = "native"
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float | None = None) -> None:
+        self.path = Path(path) if path is not None else settings.path("VKBENCH_PTE_RUNNER")
+        self.timeout = timeout
+
+    def ready(self, backend: str) -> tuple[bool, str]:
+        """Whether a runner is built; which backends it links shows at load."""
+        if backend not in device.RUNTIME_BACKEND:
+            return False, f"unknown backend {backend!r}"
+        if self.path is None or not self.path.is_file():
+            return False, ("no C++ runner: set VKBENCH_PTE_RUNNER to a built pte_runner "
+                           "(vkbench runtime build-runner)")
+        return True, f"C++ runner {self.path}"
+
+    def run(self, pte: bytes, inputs: list[Any]) -> Execution:
+        import numpy as np
+
+        ready, reason = self.ready("portable")
+        if not ready:
+            raise RunFailed("runtime", reason)
+        timeout = self.timeout or RUNNER_TIMEOUT
+        with tempfile.TemporaryDirectory() as work:
+            program = Path(work) / "program.pte"
+            program.write_bytes(pte)
+            for index, array in enumerate(inputs):
+                (Path(work) / f"input_{index}.bin").write_bytes(np.ascontiguousarray(array).tobytes())
+            data, failure = invoke_runner(self.path, [str(program), "--io", work, str(NATIVE_REPEATS)],
+                                          timeout)
+            if failure is not None:
+                raise RunFailed(*failure)
+            outputs = [np.fromfile(Path(work) / f"output_{o['index']}.bin",
+                                   dtype=SCALAR_TYPES.get(o["dtype"], "uint8")) for o in data["outputs"]]
+        return Execution(outputs, data["load_s"], None, data["execute_s"])
+
+
+#: Runner name -> class: the values of the asv ``runner`` parameter.
+RUNNERS: dict[str, type[PythonRunner] | type[NativeRunner]] = {"python": PythonRunner, "native": NativeRunner}
+
+
+def runner(name: str) -> PythonRunner | NativeRunner:
+    if name not in RUNNERS:
+        raise ValueError(f"unknown runner {name!r}; choose from {', '.join(RUNNERS)}")
+    return RUNNERS[name]()
+
+
+def build_runner(
+    out_dir: str | os.PathLike[str],
+    backend_library: str | os.PathLike[str] | list[str | os.PathLike[str]],
+    executorch_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Compile ``pte_runner`` into ``out_dir`` and copy the libraries it needs beside it.
+
+    ``executorch_dir`` is an installed ``executorch`` package (default: the
+    imported one), whose ``include/`` and ``lib/libexecutorch.so`` are used;
+    ``backend_library`` is ``libexecutorch_backend_vulkan.so`` from a
+    ``python -m vkbench.build full`` build (or a list: e.g. Vulkan and the
+    wheel's XNNPACK library, to compare both on one machine). The wheel's core is built with the
+    event tracer, so the runner always defines ``ET_EVENT_TRACER_ENABLED``
+    (class layouts must match ``libexecutorch.so``); whether the *backend*
+    writes QueryPool timestamps is decided by how the backend was built.
+    """
+    if executorch_dir is None:
+        import executorch
+
+        executorch_dir = Path(list(executorch.__path__)[0])  # a namespace package: no __file__
+    et = Path(executorch_dir)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    core = et / "lib" / "libexecutorch.so"
+    libraries = backend_library if isinstance(backend_library, list) else [backend_library]
+    backends = [Path(b) for b in libraries]
+    shutil.copy2(core, out / core.name)
+    for backend in backends:
+        shutil.copy2(backend, out / backend.name)
+        for needed in _needed_libraries(backend):  # e.g. XNNPACK's libexecutorch_threadpool.so
+            for folder in (backend.parent, et / "lib"):
+                if (folder / needed).exists() and not (out / needed).exists():
+                    shutil.copy2(folder / needed, out / needed)
+    command = [
+        os.environ.get("CXX", "g++"), "-O2", "-std=c++17",
+        "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
+        f"-I{et / 'include'}", f"-I{et / 'include/executorch/runtime/core/portable_type/c10'}",
+        str(SOURCE), "-o", str(out / "pte_runner"),
+        f"-L{out}", "-Wl,--no-as-needed", "-lexecutorch", *(str(out / b.name) for b in backends),
+        f"-Wl,-rpath-link,{out}", "-Wl,-rpath,$ORIGIN",
+    ]
+    subprocess.run(command, check=True)
+    return out / "pte_runner"
+
+
+def _needed_libraries(library: Path) -> list[str]:
+    """The ``DT_NEEDED`` entries of a shared library (from ``readelf -d``)."""
+    dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True)
+    lines = [line for line in dynamic.stdout.splitlines() if "(NEEDED)" in line]
+    return [line.split("[", 1)[1].split("]", 1)[0] for line in lines]
+
+
+def invoke_runner(
+    runner: Path, args: list[str], timeout: float = RUNNER_TIMEOUT
+) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """Run ``runner args`` with its libraries on the path; ``(json, None)`` or ``({}, (stage, error))``.
+
+    A timeout, a crash without a JSON line (the runtime aborted) and a JSON
+    line with ``ok: false`` all come back as a failed stage, never raised.
+    """
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
+    try:
+        result = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
+                                env=env)
+    except subprocess.TimeoutExpired:
+        return {}, ("timeout", f"runner took over {timeout:.0f}s")
+    line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        return {}, ("crash", f"exit {result.returncode}: {tail[-1] if tail else ''}")
+    data = json.loads(line)
+    if not data.get("ok"):
+        return data, (data.get("stage", "execute"), data.get("error", ""))
+    return data, None

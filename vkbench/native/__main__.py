@@ -1,5 +1,0 @@
-import sys
-
-from vkbench.native import main
-
-sys.exit(main())
