@@ -40,6 +40,9 @@ FAST_ENTRIES = [
     "tdmpc/q",
     "vqbet/rollout",
     "gaussian_actor/deterministic",
+    "vqbet/rgb_encoder",
+    "vqbet/gpt",
+    "vqbet/action_head",
 ]
 VLA_ENTRIES = [
     "pi0/prefix",
@@ -63,7 +66,8 @@ VLA_ENTRIES = [
     "vla_jepa/action_step",
     "lingbot_va/action_step",
     "lingbot_va/video_step",
-    "wall_x/model",
+    "wall_x/prefix",
+    "wall_x/denoise_step",
     "fastwam/model",
     "molmoact2/model",
 ]

@@ -17,7 +17,7 @@ lowering, loading, executing or comparing failed (see :mod:`vkbench.execution`).
 from __future__ import annotations
 
 from .bench_policies import FAST_ENTRIES, VLA_ENTRIES
-from .common import quiet, safe_import, skip
+from .common import require_import, safe_import, skip
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 
@@ -28,9 +28,7 @@ RUNNERS = ["python", "native"]
 
 
 def _require() -> None:
-    quiet()
-    if _IMPORT_ERROR is not None:
-        skip(f"vkbench.execution cannot import here: {_IMPORT_ERROR}")
+    require_import(_IMPORT_ERROR, "vkbench.execution")
 
 
 class PolicyRuntime:

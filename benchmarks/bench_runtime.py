@@ -14,7 +14,7 @@ dispatches per step) stops executing near n = 1000.
 
 from __future__ import annotations
 
-from .common import quiet, safe_import, skip
+from .common import require_import, safe_import, skip
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 _step_limit, _ = safe_import("vkbench.execution.step_limit")
@@ -24,9 +24,7 @@ RUNNERS = ["python", "native"]
 
 
 def _require() -> None:
-    quiet()
-    if _IMPORT_ERROR is not None:
-        skip(f"vkbench.execution cannot import here: {_IMPORT_ERROR}")
+    require_import(_IMPORT_ERROR, "vkbench.execution")
 
 
 class ManyRuntime:

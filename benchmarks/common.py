@@ -62,6 +62,13 @@ def skip(reason: str) -> NoReturn:
     raise NotImplementedError(reason)
 
 
+def require_import(error: str | None, module: str) -> None:
+    """Quiet the loggers, and skip when ``module`` failed to import at this commit (``error``)."""
+    quiet()
+    if error is not None:
+        skip(f"{module} cannot import here: {error}")
+
+
 def require_vkbench() -> None:
     if IMPORT_ERROR is not None:
         skip(f"vkbench cannot import here: {IMPORT_ERROR}")

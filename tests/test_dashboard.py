@@ -32,7 +32,7 @@ from vkbench.site.dashboard import RESULTS_ROOT, load_scaling, load_survey, load
 
 pytest.importorskip("matplotlib")
 
-SECTIONS = ("share", "blockers", "scaling", "upstream", "step-limits")
+SECTIONS = ("share", "blockers", "scaling", "upstream", "step-limits", "ladder")
 #: Attributes and CSS through which a page would fetch something.
 _FETCH = re.compile(r"""\b(?:src|srcset|href|xlink:href|poster|action|data)\s*=\s*["']?\s*(?:https?:)?//"""
                     r"""|url\(\s*["']?\s*(?:https?:)?//|@import""", re.I)
@@ -177,7 +177,10 @@ def synthetic_results(results: Path) -> Path:
     for tracer, short in (("on", 3000), ("off", 0)):
         _asv(results / "releases" / f"gpu-tracer-{tracer}" / "cccccccc-existing-py3.12.json", "c" * 40,
              1_700_000_000_000,
-             {"bench_runtime.StepLimit.track_steps_short_of_cap": [[None, short], [RUNNERS]]})
+             {"bench_runtime.StepLimit.track_steps_short_of_cap": [[None, short], [RUNNERS]],
+              # (entry, runner): alpha matches natively, beta stops at load, gamma never lowered
+              "bench_policy_runtime.PolicyLadder.track_rungs_short": [
+                  [None, 0, None, 3, None, 4], [["'alpha/model'", "'beta/step'", "'gamma/model'"], RUNNERS]]})
     probes, entries = ["'elu'", "'linear_f32'"], ["'alpha/model'", "'gamma/model'"]
     for commit, date, elu, alpha in ((COMMIT_A, 1_700_000_000_000, 1, 7),
                                      (COMMIT_B, 1_710_000_000_000, 0, 6)):
@@ -242,7 +245,7 @@ def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path
     dom_text = browse(f"{server}/synthetic/index.html", tmp_path, "--dump-dom").stdout
     dom = check_offline_page(dom_text, pages / "synthetic" / "index.html")
     assert dom.plots == ["share", "blockers", "scaling", "upstream-probe-elu", "upstream-probe-linear_f32",
-                         "upstream-policy-alpha/model", "step-limits"]
+                         "upstream-policy-alpha/model", "step-limits", "ladder"]
     assert dom.svgs == len(dom.plots)
     assert dom.exponents == ["k = 1.50"]  # 2 s x (n/50)^1.5, the 400-block NaN left out
     headlines = dict(zip(SECTIONS, dom.headlines, strict=True))
@@ -256,6 +259,10 @@ def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path
     cap = _default_cap()
     assert f"stops at {cap - 3000:,} steps on gpu" in headlines["step-limits"]
     assert f"reaches the {cap:,}-step cap" in headlines["step-limits"]
+    assert headlines["ladder"] == ("1 of 3 policy entries match eager PyTorch on Vulkan "
+                                   "(gpu-tracer-off (C++ runner))")
+    ladder = dom_text[dom_text.index('id="ladder"'):]
+    assert "beta/step" in ladder and "lowered" in ladder and "not lowered" in ladder
     for name in ("alpha/model", "beta/step", "gamma/model", "blocked at export",
                  "dtype float64 not supported"):
         assert name in dom_text, name

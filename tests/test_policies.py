@@ -23,7 +23,8 @@ from vkbench.lowering import STAGES  # noqa: E402
 from vkbench.policies import ENTRIES, Entry, Row  # noqa: E402
 
 FAST = ["act", "diffusion", "tdmpc", "vqbet", "gaussian_actor"]
-FAST_ENTRIES = [e.name for e in ENTRIES.values() if e.policy in FAST]
+#: What-if variants (``notes`` "what-if: ...") lower through their base entry's path: not again here.
+FAST_ENTRIES = [e.name for e in ENTRIES.values() if e.policy in FAST and not e.notes.startswith("what-if")]
 #: Cheap enough to lower twice in CI (seconds each); the others are in the slow set.
 INDEPENDENT_FAST = ["tdmpc/encoder", "tdmpc/pi", "tdmpc/dynamics", "tdmpc/q", "act/model"]
 INDEPENDENT_SLOW = ["diffusion/rgb_encoder", "diffusion/unet_step"]
@@ -128,6 +129,29 @@ def test_known_blockers_keep_their_rows(fast_rows):
     assert (sac.status, sac.error_type) == ("blocked", "AttributeError")
 
 
+def test_vqbet_part_entries_take_what_the_rollout_feeds_them():
+    """The per-network VQ-BeT entries' inputs are the shapes ``vqbet(batch, rollout=True)`` passes."""
+    from vkbench.policies.classic import _vqbet_policy, _VQBeTHeadPredictions
+
+    torch.manual_seed(0)
+    model = _vqbet_policy().eval().vqbet
+    seen = {}
+    for name, module in (("vqbet/rgb_encoder", model.rgb_encoder), ("vqbet/gpt", model.policy),
+                         ("vqbet/action_head", model.action_head)):
+        module.register_forward_hook(lambda _m, args, out, name=name: seen.__setitem__(name, (args[0], out)))
+    n = model.config.n_obs_steps
+    batch = {"observation.state": torch.randn(1, n, 2), "observation.images": torch.randn(1, n, 1, 3, 96, 96)}
+    with torch.no_grad():
+        model(batch, rollout=True)
+        for name, (arg, _) in seen.items():
+            assert [tuple(t.shape) for t in ENTRIES[name].build()[1]] == [tuple(arg.shape)], name
+        features, head_out = seen["vqbet/action_head"]
+        probs, offsets = _VQBeTHeadPredictions(model.action_head)(features)
+    temperature = model.config.bet_softmax_temperature
+    assert torch.allclose(probs, torch.softmax(head_out["cbet_logits"] / temperature, dim=-1))
+    assert offsets.shape[:3] == head_out["cbet_logits"].shape
+
+
 def test_partitioner_crash_is_attributed_to_partition(fast_rows):
     assert fast_rows["gaussian_actor/deterministic"].stage == "partition"
 
@@ -219,6 +243,47 @@ def test_vla_entry_row(name):
     else:
         for cpu in row.coverage["cpu_nodes"]:
             assert cpu["reasons"], cpu
+
+
+def test_wall_x_without_its_extra_is_a_build_row_naming_it(monkeypatch):
+    """No peft (lerobot[wallx] not installed): both wall_x rows are blocked at build, saying which extra."""
+    from lerobot.utils import import_utils
+
+    available = import_utils.is_package_available
+    monkeypatch.setattr(import_utils, "is_package_available",
+                        lambda name, *args, **kwargs: name != "peft" and available(name, *args, **kwargs))
+    for name in ("wall_x/prefix", "wall_x/denoise_step"):
+        row = policies.survey_entry(ENTRIES[name])
+        assert (row.status, row.stage, row.error_type) == ("blocked", "build", "ImportError"), row
+        assert "peft" in row.error and "lerobot[wallx]" in row.error
+
+
+@pytest.mark.slow
+def test_wall_x_prefix_and_step_are_one_euler_step_of_predict():
+    """prefix + denoise_step reproduce ``Qwen2_5_VLMoEForAction.predict`` (diffusion, one Euler step)."""
+    pytest.importorskip("peft")
+    pytest.importorskip("torchdiffeq")
+    from vkbench.policies import wall_x
+
+    model = wall_x._model()
+    model.to_bfloat16_for_selected_params()  # as WallXPolicy does: predict() casts to bfloat16
+    chunk = 32
+    ids, mask, pixels, grid, proprio, proprio_mask = wall_x._prefix_inputs(chunk)
+    dof = torch.ones(1, chunk, wall_x._DOF)
+    types = ids == wall_x._ACTION
+    torch.manual_seed(1)
+    with torch.no_grad():
+        expected = model.predict(
+            predict_mode="diffusion", pred_horizon=chunk, action_dim=wall_x._DOF, input_ids=ids,
+            attention_mask=mask, pixel_values=pixels, image_grid_thw=grid, proprioception=proprio,
+            agent_pos_mask=proprio_mask, dof_mask=dof, moe_token_types=types, num_inference_timesteps=1,
+        )["predict_action"]
+        torch.manual_seed(1)
+        noise = torch.randn(1, chunk, wall_x._DOF)
+        embeds, positions = wall_x._Prefix(model)(ids, mask, pixels, grid, proprio, proprio_mask)
+        velocity = wall_x._DenoiseStep(model, chunk)(torch.tensor(0.0), noise, dof, ids, mask, embeds,
+                                                       positions, types)
+    torch.testing.assert_close(noise + velocity, expected)
 
 
 def test_json_output_is_only_json(capsys):

@@ -37,6 +37,8 @@ def test_rows_limits_and_per_n_values(tmp_path):
             [None, 5.0, None, 5.5, None, None], [sizes, runners], "h", 0, 1],
         "bench_runtime.ManyRuntime.track_max_abs_diff": [
             [None, 0.0, None, 0.0, None, None], [sizes, runners], "h", 0, 1],
+        "bench_policy_runtime.PolicyLadder.track_rungs_short": [
+            [None, 0, None, 3], [["'tdmpc/pi'", "'act/model'"], runners], "h", 0, 1],
         "bench_policy_runtime.PolicyRuntime.track_forward_seconds": [
             [None, 0.003, None, 0.004, None, None, None, 0.2],
             [["'tdmpc/pi'", "'tdmpc/q'"], ["'vulkan'", "'xnnpack'"], runners], "h", 0, 1],
@@ -61,7 +63,10 @@ def test_rows_limits_and_per_n_values(tmp_path):
     assert policies[("C++ runner", "tdmpc/q", "vulkan")]["forward"] is None
     expected_row = ["gpu-tracer-on", "C++ runner", "tdmpc/q", "xnnpack", "200.00 ms", "—"]
     assert expected_row in runtime_page.policy_rows(rows)
+    assert runtime_page.ladder_table(rows) == (
+        ["entry", "gpu-tracer-on (C++ runner)"], [["act/model", "lowered"], ["tdmpc/pi", "matches"]])
     page = runtime_page.render(rows, [])
+    assert "How far each policy entry gets on Vulkan" in page
     assert "gpu-tracer-on" in page and "5.50" in page and "cpu-only" not in page
 
 

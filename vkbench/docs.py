@@ -23,6 +23,7 @@ SECTIONS: dict[str, list[str]] = {
     "doctor": ["doctor"],
     "settings": ["doctor", "--settings"],
     "runtime": ["runtime", "--markdown"],
+    "ladder": ["runtime", "ladder", "--markdown"],
 }
 
 

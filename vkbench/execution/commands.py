@@ -1,6 +1,7 @@
 """``vkbench runtime ...``: the runtime layer from the command line.
 
-``results`` (the default) tabulates the committed asv runtime results;
+``results`` (the default) tabulates the committed asv runtime results and
+``ladder`` their policy ladder;
 ``run`` measures workloads with runners (the ladder: lowered, loads, runs,
 matches); ``limit`` searches the step limit; ``export`` saves bundles for a
 machine that can only run the C++ runner; ``build-runner`` compiles that runner.
@@ -42,6 +43,20 @@ def _results(args: argparse.Namespace) -> int:
     from vkbench.site.runtime_page import main
 
     print(main(markdown=args.markdown, as_json=args.json))
+    return 0
+
+
+def _ladder(args: argparse.Namespace) -> int:
+    from vkbench.site.runtime_page import ladder_table, machine_rows
+
+    rows = machine_rows()
+    headers, table = ladder_table(rows)
+    if args.json:
+        print(json.dumps({"ladder": [dict(zip(headers, item, strict=True)) for item in table]}, indent=2))
+    elif table:
+        print(tables.draw(args)(headers, table))
+    else:
+        print("No PolicyLadder results recorded yet (record `bench_policy_runtime` on a Vulkan machine).")
     return 0
 
 
@@ -108,6 +123,11 @@ def add_parser(sub: Any) -> None:
                                                  "(the default)")
     tables.add_format_options(results)
     results.set_defaults(run=_results)
+
+    ladder = actions.add_parser("ladder", help="how far each policy entry gets on Vulkan, per machine and "
+                                               "runner (committed asv results)")
+    tables.add_format_options(ladder)
+    ladder.set_defaults(run=_ladder)
 
     def workloads(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("workloads", nargs="+", metavar="WORKLOAD",

@@ -21,6 +21,7 @@ from vkbench.policies import (  # noqa: F401 - registers the entries
     smolvla,
     vla,
     vla_jepa,
+    wall_x,
     xvla,
 )
 from vkbench.policies.cache import cache_dir, exported_program, load_exported, save_exported

@@ -84,6 +84,16 @@ def diffusion_rgb_encoder():
     return _diffusion_encoder(policy), (torch.randn(n, 3, 96, 96),)
 
 
+@register(
+    "diffusion/rgb_encoder_per_frame",
+    "What-if: the diffusion RGB encoder called once per frame (batch 1)",
+    notes="what-if: the only change from diffusion/rgb_encoder is the batch, 1 instead of n_obs_steps (2); "
+    "the Vulkan convolution takes batch 1 only, so a user calling the encoder per frame moves it to the GPU",
+)
+def diffusion_rgb_encoder_per_frame():
+    return _diffusion_encoder(_diffusion_policy()), (torch.randn(1, 3, 96, 96),)
+
+
 @register("diffusion/unet_step", "Diffusion: one conditional 1D-UNet denoising step")
 def diffusion_unet_step():
     policy = _diffusion_policy()
@@ -229,6 +239,77 @@ def vqbet_rollout():
     policy = _vqbet_policy()
     n = policy.config.n_obs_steps
     return _VQBeTRollout(policy.vqbet), (torch.randn(1, n, 2), torch.randn(1, n, 1, 3, 96, 96))
+
+
+def _vqbet_gpt_tokens(config) -> int:
+    """GPT sequence length ``VQBeTModel.forward`` builds: per observation step one token per
+    input feature (each camera, the state) plus an action query, then the extra future queries."""
+    return config.n_obs_steps * (len(config.input_features) + 1) + config.n_action_pred_token - 1
+
+
+class _VQBeTHeadPredictions(nn.Module):
+    """``VQBeTHead.forward`` up to ``torch.multinomial``: the bin and offset MLPs on the GPT's
+    action-query features -> (code probabilities ``(NT, G, C)``, offsets ``(NT, G, C, chunk * action)``).
+
+    Sampling, the offset gather and the RVQ decoder stay out: they are the code-sampling tail
+    ``vqbet/rollout`` already covers.
+    """
+
+    def __init__(self, head: nn.Module) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, features: Tensor) -> tuple[Tensor, Tensor]:
+        head, config = self.head, self.head.config
+        layers = head.vqvae_model.vqvae_num_layers
+        x = features.flatten(0, 1)  # "N T WA -> (N T) WA"
+        offsets = head.map_to_cbet_preds_offset(x).unflatten(-1, (layers, config.vqvae_n_embed, -1))
+        logits = head.map_to_cbet_preds_bin(x).unflatten(-1, (layers, -1))
+        return torch.softmax(logits / config.bet_softmax_temperature, dim=-1), offsets
+
+
+@register(
+    "vqbet/rgb_encoder",
+    "VQ-BeT RGB encoder: center crop (eval) + ResNet18 (BatchNorm) + SpatialSoftmax + linear",
+    notes="batch = n_obs_steps (5): the policy flattens (batch, n_obs_steps, cameras) into one image batch",
+)
+def vqbet_rgb_encoder():
+    policy = _vqbet_policy()
+    n = policy.config.n_obs_steps
+    return policy.vqbet.rgb_encoder, (torch.randn(n, 3, 96, 96),)
+
+
+@register(
+    "vqbet/rgb_encoder_per_frame",
+    "What-if: the VQ-BeT RGB encoder called once per frame (batch 1)",
+    notes="what-if: the only change from vqbet/rgb_encoder is the batch, 1 instead of n_obs_steps (5)",
+)
+def vqbet_rgb_encoder_per_frame():
+    return _vqbet_policy().vqbet.rgb_encoder, (torch.randn(1, 3, 96, 96),)
+
+
+@register(
+    "vqbet/gpt",
+    "VQ-BeT GPT (minGPT, 8 layers, 512 wide) over the interleaved observation/action-query tokens",
+)
+def vqbet_gpt():
+    policy = _vqbet_policy()
+    config = policy.config
+    return policy.vqbet.policy, (torch.randn(1, _vqbet_gpt_tokens(config), config.gpt_input_dim),)
+
+
+@register(
+    "vqbet/action_head",
+    "VQ-BeT action head: bin (code logits -> softmax) and offset MLPs on the GPT's action-query features",
+    notes="stops before torch.multinomial (sequentially_select=False, the default); "
+    "code sampling and the RVQ decoder are in vqbet/rollout",
+)
+def vqbet_action_head():
+    policy = _vqbet_policy()
+    config = policy.config
+    queries = config.n_obs_steps + config.n_action_pred_token - 1
+    head = _VQBeTHeadPredictions(policy.vqbet.action_head)
+    return head, (torch.randn(1, queries, config.gpt_output_dim),)
 
 
 # -------------------------------------------------------------- SAC actor

@@ -1,8 +1,8 @@
-"""Rows of the policies that still cannot be built offline: wall_x, fastwam, molmoact2.
+"""Rows of the policies that still cannot be built offline: fastwam, molmoact2.
 
 The other VLAs have their own modules (pi, smolvla, xvla, groot, eo1, evo1,
-vla_jepa, multi_task_dit, lingbot), built from reduced configs written locally.
-These three keep a row blocked at stage ``build`` with the exception, since this
+vla_jepa, multi_task_dit, lingbot, wall_x), built from reduced configs written
+locally. These two keep a row blocked at stage ``build`` with the exception, since this
 suite runs with ``HF_HUB_OFFLINE=1`` (or lacks the optional dependencies).
 """
 
@@ -52,9 +52,6 @@ def _hub_entry(policy_type: str, part: str, description: str, *, images=None, st
     register(f"{policy_type}/{part}", description, notes=notes, slow=True, reduced=reduced)(build)
 
 
-_hub_entry("wall_x", "model", "WALL-OSS: Qwen2.5-VL mixture-of-experts flow head",
-           notes="needs peft, torchdiffeq, qwen-vl-utils (lerobot[wallx]); __init__ then loads the hub "
-           "checkpoint (Qwen2_5_VLMoEForAction.from_pretrained)")
 _hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
            images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
            video_dit_config=lambda: _small_fastwam("video"),

@@ -632,6 +632,34 @@ def plot_step_limits(limits: list[StepLimit]) -> str:
     return svg_of(fig, "steps", "Many(n) step limit per device, runner and tracer setting")
 
 
+#: Ladder rung -> bar colour (best first).
+RUNG_COLOURS = {"matches": "#2a9d8f", "runs": "#8ab17d", "loads": "#e9c46a", "lowered": "#f4a261",
+                "not lowered": "#b0b0b0"}
+
+
+def plot_ladder(counts: dict[str, Counter[str]]) -> str:
+    """One stacked bar per machine and runner: how many entries stop at each rung of the ladder."""
+    from vkbench.site.runtime_page import RUNG_NAMES
+
+    labels = list(counts)
+    fig = new_figure(10, 0.8 + 0.36 * len(labels))
+    ax = fig.subplots()
+    left = [0] * len(labels)
+    for rung in RUNG_NAMES:
+        widths = [counts[label][rung] for label in labels]
+        ax.barh(range(len(labels)), widths, left=left, color=RUNG_COLOURS[rung], height=0.65, label=rung)
+        for i, width in enumerate(widths):
+            if width:
+                ax.text(left[i] + width / 2, i, str(width), ha="center", va="center", fontsize=7.5)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_xlabel("policy entries, by the highest rung reached on Vulkan")
+    ax.legend(fontsize=7.5, ncol=len(RUNG_NAMES), loc="lower right", frameon=False)
+    ax.grid(axis="y", visible=False)
+    return svg_of(fig, "ladder", "Policy entries per ladder rung, per machine and runner")
+
+
 # --------------------------------------------------------------------------- headlines
 
 
@@ -904,6 +932,34 @@ def steps_section(limits: list[StepLimit]) -> Section:
                    figure(plot_step_limits(limits), "step-limits") + note)
 
 
+def load_ladder(results_root: Path) -> tuple[list[str], list[list[str]]]:
+    """The ladder table of :func:`vkbench.site.runtime_page.ladder_table` over ``results_root/releases``."""
+    from vkbench.site.runtime_page import ladder_table, machine_rows
+
+    return ladder_table(machine_rows(results_root / "releases"))
+
+
+def ladder_section(ladder: tuple[list[str], list[list[str]]]) -> Section:
+    headers, table = ladder
+    if not table:
+        return Section("ladder", "How far policies get on Vulkan", "No policy ladder recorded yet.",
+                       '<p class="empty">Record <code>bench_policy_runtime.PolicyLadder</code> on a Vulkan '
+                       "machine.</p>")
+    counts = {header: Counter(row[i] for row in table if row[i] != "—")
+              for i, header in enumerate(headers) if i}
+    best = max(counts, key=lambda h: (counts[h]["matches"], counts[h]["runs"]))
+    headline = (f"{counts[best]['matches']} of {sum(counts[best].values())} policy entries match eager "
+                f"PyTorch on Vulkan ({best})")
+    cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table)
+    body = (figure(plot_ladder(counts), "ladder")
+            + '<table class="ladder"><thead><tr>' + "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+            + f"</tr></thead><tbody>{cells}</tbody></table>"
+            + '<p class="note">Lowered → the <code>.pte</code> loads → it runs → its outputs match eager '
+              "(SNR ≥ 40 dB): asv's <code>PolicyLadder.track_rungs_short</code>; errors per stage on the "
+              '<a href="runtime.html">runtime page</a>.</p>')
+    return Section("ladder", "How far policies get on Vulkan", headline, body)
+
+
 def tiles(survey: Survey | None, scaling: list[Scaling], upstream: Upstream,
           limits: list[StepLimit]) -> str:
     """The numbers a visitor should leave with, one per section."""
@@ -964,11 +1020,12 @@ def write_dashboard(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     limits = load_step_limits(results_root)
     sections = [share_section(survey), blockers_section(survey), scaling_section(scaling),
                 upstream_section(upstream, (html_root / "upstream" / "index.html").exists()),
-                steps_section(limits)]
+                steps_section(limits), ladder_section(load_ladder(results_root))]
     page = html_root / "index.html"
     page.write_text(render(sections, links if links is not None else default_links(html_root),
                            tiles(survey, scaling, upstream, limits)))
     return page
 
 
-__all__ = ["Link", "load_scaling", "load_step_limits", "load_survey", "load_upstream", "write_dashboard"]
+__all__ = ["Link", "load_ladder", "load_scaling", "load_step_limits", "load_survey", "load_upstream",
+           "write_dashboard"]

@@ -6,8 +6,9 @@ far ``Many(n)`` gets and how fast on each device and tracer setting. This
 page reads the committed asv result files (``results/releases/<machine>/``)
 of every machine with runtime results and tabulates, per machine, the step
 limit (from ``track_steps_short_of_cap``: limit = cap - value) and, per n,
-execute time, µs per dispatch and max abs difference against eager; plus any
-policy-latency files (``results/runtime/policy-latency-*.json``).
+execute time, µs per dispatch and max abs difference against eager; the policy
+ladder; plus runs recorded outside asv (``results/runtime/policy-latency-*.json``:
+lavapipe with the tracer ON, which no asv machine holds).
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ POLICY_BENCHMARKS = {
 }
 EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
 LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
+#: Policy ladder (params: entry × runner): rungs missed, 0 = matches eager.
+LADDER = "bench_policy_runtime.PolicyLadder.track_rungs_short"
+#: Rungs missed -> the rung reached (``vkbench.execution.outcome.LADDER``, top first).
+RUNG_NAMES = ("matches", "runs", "loads", "lowered", "not lowered")
 
 
 def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
@@ -72,12 +77,16 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
             if not any(_has_value(v.get("result")) for k, v in found.items() if ".ManyEager." not in k):
                 continue
             row: dict[str, Any] = {"machine": machine_dir.name, "commit": data.get("commit_hash", "")[:8],
-                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {}}
+                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {},
+                                   "ladder": {}}
             for name, quantity in POLICY_BENCHMARKS.items():
                 for (entry, backend, runner), value in _values(found.get(name)):
                     row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
             for (entry,), value in _values(found.get(EAGER_POLICY)):
                 row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
+            for (entry, runner), short in _values(found.get(LADDER)):
+                if _has_value(short):
+                    row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
             for (runner,), short in _values(found.get(LIMITS)):
                 if not _has_value(short):
                     continue
@@ -127,17 +136,22 @@ def _fmt(label: str, value: Any) -> str:
     return f"{value * 1e3:.2f} ms"
 
 
-def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list[dict[str, Any]]]]:
+def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list[Any]]]:
+    """Runs saved outside asv (``vkbench runtime run --out``, or older ``runs`` files), as outcomes."""
+    from vkbench.execution.outcome import Outcome
+
     tables = []
     for path in sorted(folder.glob("policy-latency-*.json")):
         data = json.loads(path.read_text())
-        rows = (data.get("runs") or data.get("rows")) if isinstance(data, dict) else data
-        if isinstance(rows, list) and rows:
-            tables.append((path.name, rows))
+        runs = data.get("outcomes") or data.get("runs") or []
+        if runs:
+            tables.append((path.name, [Outcome.from_json(run) for run in runs]))
     return tables
 
 
-def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[str, Any]]]]) -> str:
+def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]]) -> str:
+    from vkbench.execution.commands import LADDER_HEADERS, ladder_rows
+
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<title>vkbench: Vulkan runtime</title>",
              "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
@@ -169,6 +183,15 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[
             cells = "".join(f"<td>{_fmt(label, row['many'][n].get(label))}</td>" for label in labels)
             parts.append(f"<tr><td>{n}</td>{cells}</tr>")
         parts.append("</table>")
+    headers, ladder = ladder_table(rows)
+    if ladder:
+        parts.append("<h2>How far each policy entry gets on Vulkan</h2><p>The ladder of ExecuTorch's backend "
+                     "tests: lowered → the program loads → it runs → its output matches eager PyTorch "
+                     "(SNR ≥ 40 dB); asv's <code>PolicyLadder.track_rungs_short</code>.</p><table><tr>"
+                     + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>")
+        for item in ladder:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
+        parts.append("</table>")
     recorded = policy_rows(rows)
     if recorded:
         parts.append("<h2>Policy forward latency (asv)</h2><table><tr><th>machine</th><th>runner</th>"
@@ -176,13 +199,11 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[dict[
         for item in recorded:
             parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
         parts.append("</table>")
-    for name, table in policy_tables:
-        keys = [k for k in table[0] if not isinstance(table[0][k], (dict, list))]
-        parts.append(f"<h2>Policy latency: {html.escape(name)}</h2><table><tr>"
-                     + "".join(f"<th>{html.escape(k)}</th>" for k in keys) + "</tr>")
-        for item in table:
-            parts.append("<tr>" + "".join(f"<td>{html.escape(str(item.get(k, '')))}</td>" for k in keys)
-                         + "</tr>")
+    for name, outcomes in policy_tables:
+        parts.append(f"<h2>Policy runs outside asv: {html.escape(name)}</h2><table><tr>"
+                     + "".join(f"<th>{html.escape(k)}</th>" for k in LADDER_HEADERS) + "</tr>")
+        for item in ladder_rows(outcomes):
+            parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -204,6 +225,16 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], 
     many_rows = [[row["machine"], str(n)] + [_fmt(label, row["many"][n].get(label)) for label in labels]
                  for row in rows for n in sorted(row["many"])]
     return labels, limit_rows, many_rows
+
+
+def ladder_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Entry × (machine, runner): the rung each reached (``—``: not recorded there)."""
+    columns = [(row["machine"], runner) for row in rows for runner in sorted({r for r, _ in row["ladder"]})]
+    entries = sorted({entry for row in rows for _, entry in row["ladder"]})
+    by_machine = {row["machine"]: row["ladder"] for row in rows}
+    table = [[entry] + [by_machine[machine].get((runner, entry), "—") for machine, runner in columns]
+             for entry in entries]
+    return ["entry"] + [f"{machine} ({runner})" for machine, runner in columns], table
 
 
 def policy_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
