@@ -68,6 +68,7 @@ VLA_ENTRIES = [
     "lingbot_va/video_step",
     "wall_x/prefix",
     "wall_x/denoise_step",
+    "wall_x/denoise_step_without_guards",
     "fastwam/model",
     "molmoact2/model",
 ]

@@ -351,3 +351,15 @@ def test_a_row_still_blocked_after_letting_ops_through_keeps_the_default_blocker
     assert _cells(row)[1] == ("blocked@to_edge; with aten.bucketize.Tensor on the CPU: "
                               "to_edge: PendingUnbackedSymbolNotFound")
     assert _cells(row)[6].startswith("SpecViolationError: Operator torch._ops.aten.bucketize")
+
+
+def test_wall_x_rewrite_computes_what_the_unchanged_step_computes():
+    """The export rewrite drops two guards only: same inputs, same velocity."""
+    pytest.importorskip("peft")
+    torch.manual_seed(0)
+    step, inputs = ENTRIES["wall_x/denoise_step"].build()
+    torch.manual_seed(0)
+    rewrite, same_inputs = ENTRIES["wall_x/denoise_step_without_guards"].build()
+    assert all(torch.equal(a, b) for a, b in zip(inputs, same_inputs, strict=True))
+    with torch.no_grad():
+        assert torch.equal(step(*inputs), rewrite(*inputs))

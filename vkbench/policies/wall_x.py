@@ -31,7 +31,7 @@ raise an ImportError saying so.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from types import MethodType, SimpleNamespace
 
 import torch
 from torch import Tensor, nn
@@ -165,12 +165,16 @@ class _DenoiseStep(nn.Module):
         self.model = model
         self.chunk = chunk
 
+    #: ``predict`` asserts the prompt has action tokens (a data-dependent guard torch.export refuses).
+    check_action_tokens = True
+
     def forward(self, timestep: Tensor, noisy_action: Tensor, dof_mask: Tensor, input_ids: Tensor,
                 attention_mask: Tensor, inputs_embeds: Tensor, position_ids: Tensor, moe_token_types: Tensor):
         model = self.model
         batch_size, action_dim = noisy_action.shape[0], noisy_action.shape[-1]
         action_mask = input_ids == model.action_token_id_set["action_token_id"]
-        assert action_mask.any(), "No action token found in input_ids"
+        if self.check_action_tokens:
+            assert action_mask.any(), "No action token found in input_ids"
         timestep = timestep.unsqueeze(0).repeat(noisy_action.shape[0])
         action_embed = model.action_preprocessor.step(timestep=timestep, noisy_action=noisy_action,
                                                       dof_mask=dof_mask)
@@ -185,6 +189,33 @@ class _DenoiseStep(nn.Module):
         action_hidden_states = hidden_states[action_mask].to(torch.float32)
         pred = model.action_preprocessor.action_proj_back(action_hidden_states)
         return pred.reshape(batch_size, self.chunk, action_dim)
+
+
+def _moe_without_empty_expert_skip(self: nn.Module, hidden_states: Tensor, experts_indices: Tensor) -> Tensor:
+    """``SparseMoeBlock.forward`` minus its ``if mask.sum() == 0: continue``: the data-dependent branch
+    export refuses (an expert with no tokens then processes an empty selection, which changes nothing)."""
+    output = torch.zeros_like(hidden_states)
+    for expert_idx, expert in enumerate(self.experts):
+        mask = experts_indices == expert_idx
+        dim_input = self.dim_inputs[expert_idx]
+        processed = expert(hidden_states[mask][:, :dim_input])
+        batch_indices, seq_indices = torch.where(mask)
+        output[batch_indices, seq_indices, :dim_input] = processed
+    return output
+
+
+class _DenoiseStepWithoutGuards(_DenoiseStep):
+    """:class:`_DenoiseStep` with the two data-dependent guards removed (see the entry's notes)."""
+
+    check_action_tokens = False
+
+    def __init__(self, model: nn.Module, chunk: int) -> None:
+        super().__init__(model, chunk)
+        from lerobot.policies.wall_x.qwen_model.qwen2_5_vl_moe import SparseMoeBlock
+
+        for module in model.modules():
+            if isinstance(module, SparseMoeBlock):
+                module.forward = MethodType(_moe_without_empty_expert_skip, module)
 
 
 def _chunk() -> int:
@@ -216,13 +247,29 @@ def wall_x_prefix():
     "loop stays outside; needs lerobot[wallx]",
 )
 def wall_x_denoise_step():
+    return _denoise_step(_DenoiseStep)
+
+
+@register(
+    "wall_x/denoise_step_without_guards",
+    "WALL-OSS flow-matching step, rewritten to export: wall_x/denoise_step minus two data-dependent guards",
+    slow=True, reduced=_REDUCED,
+    notes="rewrite: (1) no `assert action_mask.any()` (the prompt always holds the 32 action slots), "
+    "(2) SparseMoeBlock runs every expert without `if mask.sum() == 0: continue` (an expert with no "
+    "tokens processes an empty selection); nothing else differs from wall_x/denoise_step",
+)
+def wall_x_denoise_step_without_guards():
+    return _denoise_step(_DenoiseStepWithoutGuards)
+
+
+def _denoise_step(kind: type[_DenoiseStep]) -> tuple[nn.Module, tuple[Tensor, ...]]:
     model, chunk = _model(), _chunk()
     inputs = _prefix_inputs(chunk)
     with torch.no_grad():
         inputs_embeds, position_ids = _Prefix(model).eval()(*inputs)
     input_ids, attention_mask = inputs[0], inputs[1]
     moe_token_types = input_ids == _ACTION  # as WallXPolicy.preprocess_inputs builds them
-    return _DenoiseStep(model, chunk), (
+    return kind(model, chunk), (
         torch.tensor(0.5), torch.randn(1, chunk, _DOF), torch.ones(1, chunk, _DOF), input_ids,
         attention_mask, inputs_embeds, position_ids, moe_token_types,
     )
