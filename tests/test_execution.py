@@ -207,6 +207,20 @@ def test_saved_bundles_are_reused_by_the_same_toolchain_only(monkeypatch, tmp_pa
     assert bundles.prepare("many/3", ["portable"]).programs["portable"] == first.programs["portable"]
 
 
+def test_a_machine_that_cannot_lower_says_the_bundle_is_missing(monkeypatch, tmp_path):
+    """The device machine has no executorch: an entry nobody carried there is missing, not blocked."""
+    monkeypatch.setattr(bundles, "toolchain", lambda: "")
+    monkeypatch.setenv("VKBENCH_BUNDLES", str(tmp_path))
+    missing = bundles.prepare(ENTRY, ["vulkan"])
+    assert (
+        missing.lowering["vulkan"].stage == bundles.MISSING
+        and "no saved bundle" in missing.lowering["vulkan"].error
+    )
+    cache = {"outcomes": {record.key(ENTRY, "vulkan", "native"): missing.lowering["vulkan"].to_json()}}
+    with pytest.raises(NotImplementedError, match="no saved bundle"):
+        record.rungs_short(cache, ENTRY, "vulkan", "native")
+
+
 def test_a_failed_build_fails_every_backend():
     failed = bundles.prepare("no/such-entry", ["vulkan", "portable"])
     assert not failed.programs

@@ -17,7 +17,8 @@ On disk, ``<folder>/<slug>/`` holds ``bundle.json`` (workload, toolchain, the
 lowering outcome per backend), ``<backend>.pte``, ``input_<i>.npy`` and
 ``expected_<i>.npy``. With ``VKBENCH_BUNDLES=DIR`` :func:`prepare` keeps
 bundles there and reuses one made by the same toolchain, or any one where
-this Python cannot lower (lowering ``Many(4000)`` takes half an hour on 2 cores).
+this Python cannot lower (lowering ``Many(4000)`` takes half an hour on 2 cores);
+where it cannot lower and nothing was saved, the stage is ``missing``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from vkbench.execution.outcome import Outcome
 from vkbench.failures import first_error_line
 
 MANIFEST = "bundle.json"
+#: The stage of a workload that was neither saved nor preparable here (says nothing about the backend).
+MISSING = "missing"
 #: Lowering targets (the asv grid is fixed to these).
 BACKENDS = ("vulkan", "xnnpack", "portable")
 
@@ -153,6 +156,11 @@ def prepare(workload: str, backends: tuple[str, ...] | list[str] = BACKENDS) -> 
         reusable = saved is not None and (not here or saved.toolchain == here)
         if reusable and set(backends) <= set(saved.lowering):  # type: ignore[union-attr]
             return saved  # type: ignore[return-value]
+    if not here:  # no executorch here: a bundle saved elsewhere is the only way to a program
+        where = f"in {folder}" if folder is not None else "(VKBENCH_BUNDLES is unset)"
+        reason = f"no saved bundle for {workload} {where}, and this Python cannot lower (no executorch)"
+        missing = {b: Outcome(workload, b, "").fail(MISSING, reason) for b in backends}
+        return Bundle(workload, lowering=missing)
     bundle = _prepare(workload, tuple(backends), here)
     if folder is not None and bundle.inputs:
         bundle.save(folder)

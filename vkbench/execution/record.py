@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vkbench.execution.bundle import MISSING
 from vkbench.execution.measure import measure_isolated
 from vkbench.execution.outcome import Outcome
 from vkbench.execution.runners import runner
@@ -49,7 +50,7 @@ def rungs_short(cache: dict[str, Any], workload: str, backend: str, runner_name:
     outcome = cache["outcomes"].get(key(workload, backend, runner_name))
     if outcome is None:
         raise NotImplementedError(f"{workload} on {backend} with the {runner_name} runner was not recorded")
-    if outcome["stage"] == "runtime":
+    if outcome["stage"] in ("runtime", MISSING):  # nothing was tried: no runner, or no program here
         raise NotImplementedError(f"{runner_name} runner: {outcome['error']}")
     return Outcome.from_json(outcome).rungs_short
 

@@ -17,8 +17,8 @@ from vkbench import settings
 from vkbench.execution.outcome import Outcome
 
 #: Stages at which a probe says nothing about execution: the program never got to a runner.
-NOT_EXECUTED = frozenset({"runtime", "build", "export", "to_edge", "partition", "preprocess", "to_executorch",
-                          "lower"})
+NOT_EXECUTED = frozenset({"runtime", "missing", "build", "export", "to_edge", "partition", "preprocess",
+                          "to_executorch", "lower"})
 
 
 class NotLowered(RuntimeError):
