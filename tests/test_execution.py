@@ -8,7 +8,7 @@ kernel libraries — executes real programs (a policy entry lowered for
 XNNPACK and for portable kernels) and matches eager PyTorch. A Vulkan
 program loaded by that runner stops at ``load`` (no Vulkan backend linked):
 the ladder's "lowered" rung. Executing on Vulkan needs a build from
-``python -m vkbench.build full`` and a device; those tests skip elsewhere.
+``vkbench build full`` and a device; those tests skip elsewhere.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def test_compare_takes_float_outputs_and_checks_sizes():
 def test_status_says_no_vulkan_runtime():
     status = device.vulkan_runtime_status()
     assert status["vulkan_backend_registered"] is False and status["runnable"] is False
-    assert "VulkanBackend is not registered" in status["reason"] and "vkbench.build full" in status["reason"]
+    assert "VulkanBackend is not registered" in status["reason"] and "vkbench build full" in status["reason"]
     assert set(status) >= {"vulkan_device_present", "vulkan_devices", "vulkaninfo", "executorch"}
     assert runners.PythonRunner().ready("vulkan") == (False, status["reason"])
 

@@ -246,8 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("asv_args", nargs=argparse.REMAINDER, help="extra arguments for asv run")
     record.set_defaults(run=_record)
 
-    # Listed here for --help; main() hands its arguments to vkbench.site's own parser.
+    # Listed here for --help; main() hands their arguments to the modules' own parsers.
     sub.add_parser("site", help="the offline site: make-offline, dashboard, vendor, coverage", add_help=False)
+    sub.add_parser("build", help="build ExecuTorch: full (a Vulkan-enabled overlay), aot, glslc, conf",
+                   add_help=False)
 
     docs = sub.add_parser("docs", help="regenerate the measured tables in docs/ from vkbench's own output")
     docs.add_argument("names", nargs="*", metavar="SECTION",
@@ -276,6 +278,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from vkbench.site.__main__ import main as site_main
 
         return site_main(argv[1:])
+    if argv[:1] == ["build"]:
+        from vkbench.build.__main__ import main as build_main
+
+        return build_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

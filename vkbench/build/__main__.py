@@ -1,4 +1,6 @@
-"""``python -m vkbench.build {aot,full,asv-build,asv-install,conf} ...``.
+"""``vkbench build {aot,full,glslc,asv-build,asv-install,conf} ...`` (also ``python -m vkbench.build``).
+
+``python -m`` is the form asv's bare environment calls; users type ``vkbench build``.
 
 ``asv-build``/``asv-install`` are asv's ``build_command``/``install_command``
 (see ``asv.conf.json``); they dispatch on ``$VKBENCH_BUILD`` (default ``aot``)
@@ -17,7 +19,7 @@ from pathlib import Path
 from vkbench import settings
 from vkbench.build import MODES
 
-USAGE = "usage: python -m vkbench.build {aot,full,asv-build,asv-install,conf} [args...]"
+USAGE = "usage: vkbench build {aot,full,glslc,asv-build,asv-install,conf} [args...]"
 
 
 def _mode() -> str:
@@ -137,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         from vkbench.build import full
 
         return full.main(rest)
+    if command == "glslc":
+        from vkbench.build import glslc
+
+        return glslc.main(rest)
     if command == "asv-build":
         return asv_build(rest)
     if command == "asv-install":

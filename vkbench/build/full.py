@@ -42,7 +42,7 @@ which). A heartbeat line is printed at least
 every ``--heartbeat`` seconds so asv's inactivity timeout never fires. The
 checkout's torch pin (``torch_pin.py``) is reported next to the torch in use.
 
-Entry point: :func:`main` (``python -m vkbench.build full ...``, or
+Entry point: :func:`main` (``vkbench build full ...``, or
 ``python -m vkbench.build.full ...``).
 """
 
@@ -354,7 +354,7 @@ def verify(python: Path) -> dict:
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m vkbench.build full",
+        prog="vkbench build full",
         description="Build an ExecuTorch runtime with the Vulkan backend.",
     )
     parser.add_argument("checkout", type=Path, help="ExecuTorch source checkout (with the Vulkan submodules)")

@@ -16,7 +16,7 @@ and libstdc++6. So:
    trixie's own loader: ``ld-linux-x86-64.so.2 --library-path ... glslc``.
 
 ``ensure_glslc()`` returns the wrapper's path (doing 1-3 once; later calls
-only check it). ``python -m vkbench.build.glslc [--cache DIR]`` prints it.
+only check it). ``vkbench build glslc [--cache DIR]`` prints it.
 A ``glslc`` already on ``PATH`` that compiles both extensions is used as is.
 """
 
@@ -220,7 +220,7 @@ def ensure_glslc(cache: Path | None = None, *, allow_system: bool = True) -> Pat
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m vkbench.build.glslc", description=__doc__.splitlines()[0]
+        prog="vkbench build glslc", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
         "--cache", type=Path, default=None, help="download/unpack dir (default: $VKBENCH_GLSLC_CACHE)"

@@ -1,9 +1,8 @@
 """What this machine can execute: runtime backends, Vulkan devices, texture limits.
 
-The PyPI wheel has no Vulkan runtime; a build from ``python -m vkbench.build
-full`` has one. Runners ask here whether a
-backend is registered and, when it is not, say why (asv shows the reason as
-a skip). ``vkbench doctor`` prints :func:`vulkan_runtime_status`.
+The PyPI wheel has no Vulkan runtime; a build from ``vkbench build full`` has
+one. Runners ask here whether a backend is registered and, when it is not,
+say why (asv shows the reason as a skip). ``vkbench doctor`` prints :func:`vulkan_runtime_status`.
 
 Partitioner texture limits: ``VKBENCH_TEXTURE_LIMITS="x,y,z"`` if set, else the
 device's ``maxImageDimension3D`` read from ``vulkaninfo`` when it is below the
@@ -72,7 +71,7 @@ def vulkan_registered() -> tuple[bool, str]:
     if not reason.startswith(f"{BACKEND} is not registered"):  # registered, or no runtime at all
         return registered, reason
     return False, (f"no Vulkan runtime: {reason}; the PyPI wheel has none, build one with "
-                   "`python -m vkbench.build full`")
+                   "`vkbench build full`")
 
 
 @functools.lru_cache(maxsize=1)

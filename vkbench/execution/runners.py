@@ -232,7 +232,7 @@ def build_runner(
     ``executorch_dir`` is an installed ``executorch`` package (default: the
     imported one), whose ``include/`` and ``lib/libexecutorch.so`` are used;
     ``backend_library`` is ``libexecutorch_backend_vulkan.so`` from a
-    ``python -m vkbench.build full`` build (or a list: e.g. Vulkan and the
+    ``vkbench build full`` build (or a list: e.g. Vulkan and the
     wheel's XNNPACK library, to compare both on one machine). The wheel's core is built with the
     event tracer, so the runner always defines ``ET_EVENT_TRACER_ENABLED``
     (class layouts must match ``libexecutorch.so``); whether the *backend*
