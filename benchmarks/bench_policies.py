@@ -43,6 +43,7 @@ FAST_ENTRIES = [
     "vqbet/rgb_encoder",
     "vqbet/gpt",
     "vqbet/action_head",
+    "gaussian_actor/deterministic_without_chunk",
 ]
 VLA_ENTRIES = [
     "pi0/prefix",

@@ -363,3 +363,26 @@ def test_wall_x_rewrite_computes_what_the_unchanged_step_computes():
     assert all(torch.equal(a, b) for a, b in zip(inputs, same_inputs, strict=True))
     with torch.no_grad():
         assert torch.equal(step(*inputs), rewrite(*inputs))
+
+
+def test_gaussian_actor_rewrite_computes_what_the_unchanged_actor_computes():
+    """The partition rewrite skips an identity chunk only: same inputs, same action."""
+    actor, inputs = ENTRIES["gaussian_actor/deterministic"].build()
+    rewrite, same_inputs = ENTRIES["gaussian_actor/deterministic_without_chunk"].build()
+    assert all(torch.equal(a, b) for a, b in zip(inputs, same_inputs, strict=True))
+    with torch.no_grad():
+        assert torch.equal(actor(*inputs), rewrite(*inputs))
+
+
+@pytest.mark.parametrize("step", ["action_step", "video_step"])
+def test_lingbot_va_real_rope_computes_what_the_complex_rope_computes(step):
+    """The export rewrite swaps complex RoPE for real cos/sin products: same inputs, same output (cos/sin
+    of torch.polar and of torch.cos/sin differ by an ulp), and the unchanged entry keeps the complex code."""
+    from lerobot.policies.lingbot_va.utils import WanRotaryPosEmbed
+
+    module, inputs = ENTRIES[f"lingbot_va/{step}"].build()
+    rewrite, same_inputs = ENTRIES[f"lingbot_va/{step}_real_rope"].build()
+    assert all(torch.equal(a, b) for a, b in zip(inputs, same_inputs, strict=True))
+    assert module.transformer.rope.forward.__func__ is WanRotaryPosEmbed.forward
+    with torch.no_grad():
+        assert torch.allclose(module(*inputs), rewrite(*inputs), rtol=0, atol=1e-5)

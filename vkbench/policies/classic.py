@@ -329,11 +329,22 @@ class _DeterministicActor(nn.Module):
         super().__init__()
         self.actor = actor
 
+    #: ``get_cached_image_features`` splits the batched image features per camera with ``torch.chunk``.
+    chunk_per_camera = True
+
     def forward(self, state: Tensor, image: Tensor) -> Tensor:
         obs = {"observation.state": state, _OBS_IMAGE: image}
-        features = self.actor.encoder(obs, cache=None, detach=False)
+        encoder = self.actor.encoder
+        cache = None if self.chunk_per_camera else {_OBS_IMAGE: encoder.image_encoder(image)}
+        features = encoder(obs, cache=cache, detach=False)
         means = self.actor.mean_layer(self.actor.network(features))
         return torch.tanh(means) if self.actor.use_tanh_squash else means
+
+
+class _DeterministicActorWithoutChunk(_DeterministicActor):
+    """One camera: the image features go straight into the cache, without ``torch.chunk(out, 1)``."""
+
+    chunk_per_camera = False
 
 
 @register(
@@ -343,3 +354,15 @@ class _DeterministicActor(nn.Module):
 def gaussian_actor_deterministic():
     policy = _gaussian_actor_policy()
     return _DeterministicActor(policy.actor), (torch.randn(1, 2), torch.randn(1, 3, 128, 128))
+
+
+@register(
+    "gaussian_actor/deterministic_without_chunk",
+    "SAC deterministic actor, rewritten to partition: gaussian_actor/deterministic minus one torch.chunk",
+    notes="rewrite: with one camera get_cached_image_features' torch.chunk(out, 1) is the identity, and its "
+    "single-piece split_with_sizes crashes the Vulkan partitioner (probe split_one_piece); the features "
+    "go into the encoder's cache directly; nothing else differs",
+)
+def gaussian_actor_deterministic_without_chunk():
+    policy = _gaussian_actor_policy()
+    return _DeterministicActorWithoutChunk(policy.actor), (torch.randn(1, 2), torch.randn(1, 3, 128, 128))
