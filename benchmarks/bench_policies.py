@@ -67,6 +67,8 @@ VLA_ENTRIES = [
     "vla_jepa/action_step",
     "lingbot_va/action_step",
     "lingbot_va/video_step",
+    "lingbot_va/action_step_real_rope",
+    "lingbot_va/video_step_real_rope",
     "wall_x/prefix",
     "wall_x/denoise_step",
     "wall_x/denoise_step_without_guards",
