@@ -318,7 +318,8 @@ def test_benchmarks_skip_with_the_reason_and_lower_nothing(load_benchmark, monke
 
 def test_ladder_benchmark_measures_rungs_and_skips_only_a_missing_runner(load_benchmark):
     bench = load_benchmark("bench_policy_runtime")
-    assert bench.PolicyLadder.params == [bench.FAST_ENTRIES + bench.VLA_ENTRIES, bench.RUNNERS]
+    assert bench.PolicyLadder.params == [bench.FAST_ENTRIES, bench.RUNNERS]
+    assert bench.VLAPolicyLadder.params == [bench.VLA_ENTRIES, bench.RUNNERS]
     outcomes = {
         ("vqbet/gpt", "python"): Outcome("vqbet/gpt", "vulkan", "python").fail("runtime", "no VulkanBackend"),
         ("act/model", "native"): Outcome("act/model", "vulkan", "native").fail("load", "isTensorRef"),

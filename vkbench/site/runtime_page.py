@@ -44,7 +44,8 @@ POLICY_BENCHMARKS = {
 EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
 LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
 #: Policy ladder (params: entry × runner): rungs missed, 0 = matches eager.
-LADDER = "bench_policy_runtime.PolicyLadder.track_rungs_short"
+LADDERS = ("bench_policy_runtime.PolicyLadder.track_rungs_short",
+           "bench_policy_runtime.VLAPolicyLadder.track_rungs_short")
 #: Rungs missed -> the rung reached (``vkbench.execution.outcome.LADDER``, top first).
 RUNG_NAMES = ("matches", "runs", "loads", "lowered", "not lowered")
 
@@ -84,9 +85,10 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
                     row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
             for (entry,), value in _values(found.get(EAGER_POLICY)):
                 row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
-            for (entry, runner), short in _values(found.get(LADDER)):
-                if _has_value(short):
-                    row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
+            for name in LADDERS:
+                for (entry, runner), short in _values(found.get(name)):
+                    if _has_value(short):
+                        row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
             for (runner,), short in _values(found.get(LIMITS)):
                 if not _has_value(short):
                     continue
