@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vkbench import settings
 from vkbench.execution import bundle as bundles
 from vkbench.execution import device, legacy, measure, record, runners, step_limit
 from vkbench.execution.outcome import LADDER, SCHEMA, Outcome, compare
@@ -252,7 +253,8 @@ def test_native_runner_climbs_the_ladder(wheel_runner, pi_bundle, monkeypatch):
         outcome = measure.execute(pi_bundle, backend, "native")
         assert outcome.ok, f"{backend}: {outcome.stage}: {outcome.error}"
         assert outcome.reached == "matches" and outcome.snr_db > 60 and outcome.max_abs_diff < 1e-4
-        assert 0 < outcome.execute_min_s <= outcome.execute_s and outcome.repeats == runners.NATIVE_REPEATS
+        assert 0 < outcome.execute_min_s <= outcome.execute_s
+        assert outcome.repeats == settings.integer("VKBENCH_MIN_REPEATS")
         assert outcome.float_outputs == 1 and outcome.seconds["load"] > 0
     vulkan = measure.execute(pi_bundle, "vulkan", "native")  # this runner links no Vulkan backend
     assert (vulkan.ok, vulkan.stage, vulkan.reached) == (False, "load", "lowered")
@@ -263,6 +265,16 @@ def test_native_runner_reports_a_bad_program(wheel_runner):
     with pytest.raises(runners.RunFailed) as failed:
         runners.NativeRunner(wheel_runner).run(b"not a program", [np.zeros((1, 64), np.float32)])
     assert failed.value.stage == "load" and "Program::load failed" in failed.value.error
+
+
+def test_a_runner_that_dies_is_placed_on_the_ladder_by_its_loaded_line(tmp_path):
+    """No JSON line: before "# loaded" the program did not load, after it it did not execute."""
+    for printed, stage in (("", "load"), (runners.LOADED + "\n", "execute")):
+        script = tmp_path / f"dies_{stage}"
+        script.write_text(f"#!/bin/sh\nprintf '{printed}'\necho 'VK_ERROR_DEVICE_LOST' >&2\nkill -6 $$\n")
+        script.chmod(0o755)
+        data, failure = runners.invoke_runner(script, [], timeout=30)
+        assert failure[0] == stage and "crash" in failure[1] and "VK_ERROR_DEVICE_LOST" in failure[1]
 
 
 def test_isolated_child_measures_for_real(wheel_runner, monkeypatch):

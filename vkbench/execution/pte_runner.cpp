@@ -9,6 +9,7 @@
 //       sizes and dtypes), executes REPEATS + 1 times (the first is a warm-up, not timed), writes
 //       DIR/output_<i>.bin -> {"ok", "load_s", "execute_s": [..], "outputs": [{"index", "dtype", "sizes"}]}
 //   or {"ok": false, "stage": "load" | "execute", "error": ...}: the stages of vkbench's ladder.
+//   A "# loaded" line comes first once the method is loaded, so a crash after it reads as "execute".
 // vkbench.execution.runners compares the outputs with eager PyTorch's.
 //
 // Build: vkbench runtime build-runner OUT LIB... [--executorch DIR]
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   const char* pte = argv[1];
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 5;
   executorch::runtime::runtime_init();
+  const char* stage = "load";  // what a C++ exception interrupted (a VK_CHECK throws one)
   try {
     double t0 = now();
     auto loader = FileDataLoader::from(pte);
@@ -146,8 +148,12 @@ int main(int argc, char** argv) {
     MemoryManager memory(&method_allocator, &planned, &temp_allocator);
     auto method = program->load_method("forward", &memory);
     if (!method.ok()) return fail(pte, "load", "Method load failed: error " + std::to_string(int(method.error())));
-    return run_io(*method, pte, argv[3], repeats, now() - t0);
+    double load_s = now() - t0;
+    stage = "execute";
+    std::printf("# loaded\n");  // a runner that dies after this line died executing, not loading
+    std::fflush(stdout);
+    return run_io(*method, pte, argv[3], repeats, load_s);
   } catch (const std::exception& e) {
-    return fail(pte, "execute", e.what());
+    return fail(pte, stage, e.what());
   }
 }

@@ -6,7 +6,7 @@ Why a second runner: the Python runtime (``executorch.runtime``) of the
 (the H200 device machine: no network, 64 MiB per transfer) still runs the
 wheel's ``libexecutorch.so`` and our Vulkan backend library. ``pte_runner.cpp``
 links just those (plus any other backend or kernel library named at build),
-loads a ``.pte``, executes it ``repeats + 1`` times (the first is a warm-up)
+loads a ``.pte``, executes it ``VKBENCH_MIN_REPEATS + 1`` times (the first is a warm-up)
 on inputs read from files and writes the outputs back; it prints one JSON line.
 
 Both runners take the same thing, a lowered program and its inputs as numpy
@@ -35,10 +35,8 @@ from vkbench.execution import device
 from vkbench.failures import first_error_line
 
 SOURCE = Path(__file__).with_name("pte_runner.cpp")
-#: Executes the C++ runner times (after its warm-up).
-NATIVE_REPEATS = 10
-#: Seconds one ``pte_runner`` call may take.
-RUNNER_TIMEOUT = 300.0
+#: What ``pte_runner`` prints once the method is loaded: a crash or hang after it happened executing.
+LOADED = "# loaded"
 #: ExecuTorch ScalarType codes -> numpy dtype names (the ones programs here produce).
 SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",
                 7: "float64", 11: "bool"}
@@ -197,14 +195,14 @@ class NativeRunner:
         ready, reason = self.ready("portable")
         if not ready:
             raise RunFailed("runtime", reason)
-        timeout = self.timeout or RUNNER_TIMEOUT
+        timeout = self.timeout or settings.number("VKBENCH_RUN_TIMEOUT")
+        repeats = settings.integer("VKBENCH_MIN_REPEATS")
         with tempfile.TemporaryDirectory() as work:
             program = Path(work) / "program.pte"
             program.write_bytes(pte)
             for index, array in enumerate(inputs):
                 (Path(work) / f"input_{index}.bin").write_bytes(np.ascontiguousarray(array).tobytes())
-            data, failure = invoke_runner(self.path, [str(program), "--io", work, str(NATIVE_REPEATS)],
-                                          timeout)
+            data, failure = invoke_runner(self.path, [str(program), "--io", work, str(repeats)], timeout)
             if failure is not None:
                 raise RunFailed(*failure)
             outputs = [np.fromfile(Path(work) / f"output_{o['index']}.bin",
@@ -275,24 +273,28 @@ def _needed_libraries(library: Path) -> list[str]:
 
 
 def invoke_runner(
-    runner: Path, args: list[str], timeout: float = RUNNER_TIMEOUT
+    runner: Path, args: list[str], timeout: float
 ) -> tuple[dict[str, Any], tuple[str, str] | None]:
     """Run ``runner args`` with its libraries on the path; ``(json, None)`` or ``({}, (stage, error))``.
 
     A timeout, a crash without a JSON line (the runtime aborted) and a JSON
-    line with ``ok: false`` all come back as a failed stage, never raised.
+    line with ``ok: false`` all come back as a failed stage, never raised:
+    ``execute`` once the runner said it loaded the method (:data:`LOADED`), else ``load``.
     """
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
     try:
         result = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
                                 env=env)
-    except subprocess.TimeoutExpired:
-        return {}, ("timeout", f"runner took over {timeout:.0f}s")
+    except subprocess.TimeoutExpired as expired:
+        out = expired.stdout or ""
+        loaded = LOADED in (out.decode(errors="replace") if isinstance(out, bytes) else out)
+        return {}, ("execute" if loaded else "load", f"timeout: runner took over {timeout:.0f}s")
     line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith("{")), None)
     if line is None:
         tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
-        return {}, ("crash", f"exit {result.returncode}: {tail[-1] if tail else ''}")
+        stage = "execute" if LOADED in result.stdout else "load"
+        return {}, (stage, f"crash (exit {result.returncode}): {tail[-1] if tail else ''}")
     data = json.loads(line)
     if not data.get("ok"):
         return data, (data.get("stage", "execute"), data.get("error", ""))
