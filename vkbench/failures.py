@@ -45,6 +45,11 @@ def first_error_line(error: BaseException) -> str:
     return first
 
 
+def typed_error_line(error: BaseException) -> str:
+    """``Type: first line`` (:func:`first_error_line`), how outcomes and rows name a failure."""
+    return f"{type(error).__name__}: {first_error_line(error)}"
+
+
 @contextlib.contextmanager
 def child_stderr_captured() -> Iterator[None]:
     """For a block: ``subprocess.run`` calls that leave stderr alone get it captured.

@@ -32,7 +32,7 @@ from typing import Any
 
 from vkbench import settings
 from vkbench.execution.outcome import Outcome
-from vkbench.failures import first_error_line
+from vkbench.failures import typed_error_line
 
 MANIFEST = "bundle.json"
 #: The stage of a workload that was neither saved nor preparable here (says nothing about the backend).
@@ -182,28 +182,37 @@ def _prepare(workload: str, backends: tuple[str, ...], here: str) -> Bundle:
         build_s = round(time.perf_counter() - start, 3)
         bundle.inputs, bundle.expected = flat_arrays(inputs), flat_arrays(expected)
     except Exception as error:  # noqa: BLE001 - the reason is the answer
-        line = f"{type(error).__name__}: {first_error_line(error)}"
+        line = typed_error_line(error)
         bundle.lowering = {b: Outcome(workload, b, "").fail("build", line) for b in backends}
         return bundle
+    start = time.perf_counter()
+    try:  # once: lowering leaves the exported program as it was (to_edge decomposes a copy)
+        exported = export_program(module, inputs)
+    except Exception as error:  # noqa: BLE001 - every backend stops at export
+        line = getattr(error, "first_line", None) or typed_error_line(error)
+        stage = getattr(error, "stage", "export")
+        bundle.lowering = {b: Outcome(workload, b, "", seconds={"build": build_s}).fail(stage, line)
+                           for b in backends}
+        return bundle
+    export_s = time.perf_counter() - start
     for backend in backends:
         outcome = Outcome(workload, backend, "", seconds={"build": build_s})
         bundle.lowering[backend] = outcome
         start = time.perf_counter()
         try:
-            exported = export_program(module, inputs)
             options = device.partitioner_options() if backend == "vulkan" else None
             coverage, program, retry = lower_allowing_non_core(
                 None, (), exported=exported, backend=backend, partitioner_options=options, keep_program=True)
-        except Exception as error:  # noqa: BLE001 - export failures and bookkeeping alike
-            outcome.fail(getattr(error, "stage", "export"), getattr(error, "first_line", None)
-                         or f"{type(error).__name__}: {first_error_line(error)}")
+        except Exception as error:  # noqa: BLE001 - bookkeeping failures still make an outcome
+            outcome.fail(getattr(error, "stage", "lower"), typed_error_line(error))
             continue
-        outcome.seconds["lower"] = round(time.perf_counter() - start, 3)
+        outcome.seconds["lower"] = round(export_s + time.perf_counter() - start, 3)
         if coverage is None:
             error = retry.last_error or retry.default_error
             outcome.fail(error.stage, f"{error.error_type}: {error.first_line}")  # type: ignore[union-attr]
             continue
         outcome.seconds.update({f"lower.{k}": v for k, v in coverage.seconds.items()})
+        outcome.seconds["lower.export"] = round(export_s, 4)  # shared by every backend's lowering
         outcome.delegate_calls = coverage.vulkan_programs
         outcome.nodes_total, outcome.nodes_cpu = coverage.nodes_total, coverage.nodes_cpu
         pte = bytes(program.buffer)

@@ -59,6 +59,19 @@ def execute(bundle: Bundle, backend: str, runner_name: str) -> Outcome:
     return outcome
 
 
+def unready(workload: str, backends: Sequence[str], runners: Sequence[str]) -> dict[tuple[str, str], Outcome]:
+    """``(backend, runner) -> runtime failure`` for the combinations no runner here can execute."""
+    outcomes = {}
+    for runner_name in runners:
+        chosen = runner(runner_name)
+        for backend in backends:
+            ready, reason = chosen.ready(backend)
+            if not ready:
+                failed = Outcome(workload, backend, runner_name).fail("runtime", reason)
+                outcomes[backend, runner_name] = failed
+    return outcomes
+
+
 def measure(
     workload: str,
     backends: Sequence[str],
@@ -73,16 +86,10 @@ def measure(
     Vulkan runtime spends no time on them. ``report`` gets each outcome as it
     finishes. Outcomes come back backend-major: ``[(b, r) for b in backends for r in runners]``.
     """
-    outcomes: dict[tuple[str, str], Outcome] = {}
-    for runner_name in runners:
-        chosen = runner(runner_name)
-        for backend in backends:
-            ready, reason = chosen.ready(backend)
-            if not ready:
-                failed = Outcome(workload, backend, runner_name).fail("runtime", reason)
-                outcomes[backend, runner_name] = failed
-                if report:
-                    report(outcomes[backend, runner_name])
+    outcomes = unready(workload, backends, runners)
+    if report:
+        for outcome in outcomes.values():
+            report(outcome)
     live = [b for b in backends if any((b, r) not in outcomes for r in runners)]
     if live:
         bundle = prepare(workload, live)

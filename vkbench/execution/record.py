@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from vkbench.execution.bundle import MISSING
-from vkbench.execution.measure import measure_isolated
+from vkbench.execution.measure import measure_isolated, unready
 from vkbench.execution.outcome import Outcome
-from vkbench.execution.runners import runner
 
 
 def key(workload: str, backend: str, runner_name: str) -> str:
@@ -23,22 +22,25 @@ def key(workload: str, backend: str, runner_name: str) -> str:
 
 
 def record(workloads: Sequence[str], backends: Sequence[str], runners: Sequence[str]) -> dict[str, Any]:
-    """``{"outcomes": {key: Outcome JSON}}`` for every combination, each workload in one child."""
+    """``{"outcomes": {key: Outcome JSON}}`` for every combination, each workload in one child.
+
+    Where no runner here can execute any combination, no child is started (nothing is lowered).
+    """
     outcomes: dict[str, Any] = {}
-    ready = {(b, r): runner(r).ready(b) for b in backends for r in runners}
     for workload in workloads:
-        for (backend, runner_name), (ok, reason) in ready.items():
-            if not ok:
-                outcome = Outcome(workload, backend, runner_name).fail("runtime", reason)
-                outcomes[key(workload, backend, runner_name)] = outcome.to_json()
-        live_backends = [b for b in backends if any(ready[b, r][0] for r in runners)]
-        live_runners = [r for r in runners if any(ready[b, r][0] for b in backends)]
-        if not live_backends:
-            continue
-        for outcome in measure_isolated(workload, live_backends, live_runners):
-            slot = key(workload, outcome.backend, outcome.runner)
-            outcomes.setdefault(slot, outcome.to_json())
+        skipped = unready(workload, backends, runners)
+        runs = (measure_isolated(workload, backends, runners) if len(skipped) < len(backends) * len(runners)
+                else skipped.values())
+        for outcome in runs:
+            outcomes[key(workload, outcome.backend, outcome.runner)] = outcome.to_json()
     return {"outcomes": outcomes}
+
+
+def _recorded(cache: dict[str, Any], workload: str, backend: str, runner_name: str) -> dict[str, Any]:
+    outcome = cache["outcomes"].get(key(workload, backend, runner_name))
+    if outcome is None:
+        raise NotImplementedError(f"{workload} on {backend} with the {runner_name} runner was not recorded")
+    return outcome
 
 
 def rungs_short(cache: dict[str, Any], workload: str, backend: str, runner_name: str) -> int:
@@ -47,9 +49,7 @@ def rungs_short(cache: dict[str, Any], workload: str, backend: str, runner_name:
     ``NotImplementedError`` (asv: skipped) only where the runner could not
     run here at all: a lowering or runtime failure is a measured rung.
     """
-    outcome = cache["outcomes"].get(key(workload, backend, runner_name))
-    if outcome is None:
-        raise NotImplementedError(f"{workload} on {backend} with the {runner_name} runner was not recorded")
+    outcome = _recorded(cache, workload, backend, runner_name)
     if outcome["stage"] in ("runtime", MISSING):  # nothing was tried: no runner, or no program here
         raise NotImplementedError(f"{runner_name} runner: {outcome['error']}")
     return Outcome.from_json(outcome).rungs_short
@@ -57,9 +57,7 @@ def rungs_short(cache: dict[str, Any], workload: str, backend: str, runner_name:
 
 def require(cache: dict[str, Any], workload: str, backend: str, runner_name: str) -> dict[str, Any]:
     """The outcome JSON of one combination, or ``NotImplementedError`` saying why it did not run."""
-    outcome = cache["outcomes"].get(key(workload, backend, runner_name))
-    if outcome is None:
-        raise NotImplementedError(f"{workload} on {backend} with the {runner_name} runner was not recorded")
+    outcome = _recorded(cache, workload, backend, runner_name)
     if not outcome["ok"]:
         raise NotImplementedError(f"{workload} on {backend} ({runner_name} runner): "
                                   f"{outcome['stage']}: {outcome['error']}")

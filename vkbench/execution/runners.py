@@ -32,7 +32,7 @@ from typing import Any
 
 from vkbench import settings
 from vkbench.execution import device
-from vkbench.failures import first_error_line
+from vkbench.failures import typed_error_line
 
 SOURCE = Path(__file__).with_name("pte_runner.cpp")
 #: What ``pte_runner`` prints once the method is loaded: a crash or hang after it happened executing.
@@ -62,10 +62,6 @@ class Execution:
     @property
     def median_s(self) -> float:
         return statistics.median(self.execute_s)
-
-
-def _first_line(error: BaseException) -> str:
-    return f"{type(error).__name__}: {first_error_line(error)}"
 
 
 def timing() -> dict[str, float]:
@@ -127,7 +123,7 @@ class PythonRunner:
             first_s = time.perf_counter() - start
             times = time_calls(lambda: method.execute(args))
         except Exception as error:  # noqa: BLE001 - the runner reports, the caller records
-            raise RunFailed(stage, _first_line(error)) from error
+            raise RunFailed(stage, typed_error_line(error)) from error
         return Execution(outputs, load_s, first_s, times)
 
 
@@ -167,7 +163,7 @@ def executes_programs() -> tuple[bool, str]:
             return False, f"the runtime executes but computes x*2+1 wrong: {out.tolist()}"
     except Exception as error:  # noqa: BLE001 - the reason is the answer
         return False, ("this executorch runtime cannot execute programs (portable x*2+1): "
-                       f"{_first_line(error)}")
+                       f"{typed_error_line(error)}")
     return True, "the runtime executes programs"
 
 
@@ -176,26 +172,29 @@ class NativeRunner:
 
     name = "native"
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else settings.path("VKBENCH_PTE_RUNNER")
-        self.timeout = timeout
+
+    def _missing(self) -> str | None:
+        if self.path is None or not self.path.is_file():
+            return ("no C++ runner: set VKBENCH_PTE_RUNNER to a built pte_runner "
+                    "(vkbench runtime build-runner)")
+        return None
 
     def ready(self, backend: str) -> tuple[bool, str]:
         """Whether a runner is built; which backends it links shows at load."""
         if backend not in device.RUNTIME_BACKEND:
             return False, f"unknown backend {backend!r}"
-        if self.path is None or not self.path.is_file():
-            return False, ("no C++ runner: set VKBENCH_PTE_RUNNER to a built pte_runner "
-                           "(vkbench runtime build-runner)")
+        if (missing := self._missing()) is not None:
+            return False, missing
         return True, f"C++ runner {self.path}"
 
     def run(self, pte: bytes, inputs: list[Any]) -> Execution:
         import numpy as np
 
-        ready, reason = self.ready("portable")
-        if not ready:
-            raise RunFailed("runtime", reason)
-        timeout = self.timeout or settings.number("VKBENCH_RUN_TIMEOUT")
+        if (missing := self._missing()) is not None:
+            raise RunFailed("runtime", missing)
+        timeout = settings.number("VKBENCH_RUN_TIMEOUT")
         repeats = settings.integer("VKBENCH_MIN_REPEATS")
         with tempfile.TemporaryDirectory() as work:
             program = Path(work) / "program.pte"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import settings
+from vkbench.execution.outcome import LADDER
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "releases"
@@ -43,11 +44,11 @@ POLICY_BENCHMARKS = {
 }
 EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
 LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
-#: Policy ladder (params: entry × runner): rungs missed, 0 = matches eager.
+#: Policy ladder benchmarks (params: entry × runner): rungs missed, 0 = matches eager.
 LADDERS = ("bench_policy_runtime.PolicyLadder.track_rungs_short",
            "bench_policy_runtime.VLAPolicyLadder.track_rungs_short")
-#: Rungs missed -> the rung reached (``vkbench.execution.outcome.LADDER``, top first).
-RUNG_NAMES = ("matches", "runs", "loads", "lowered", "not lowered")
+#: Rungs missed -> the rung reached (the ladder, top first; 4 missed: not lowered).
+RUNG_NAMES = (*reversed(LADDER), "not lowered")
 
 
 def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
