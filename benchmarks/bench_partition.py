@@ -136,3 +136,74 @@ class PartitionScalingPhases(_Blocks):
         return self.record["phases"][phase]
 
     track_phase_seconds.unit = "seconds"
+
+
+_fusion, _FUSION_ERROR = safe_import("vkbench.fusion")
+
+
+def _without_horizontal_fusion_record(
+    directory: str, blocks: int, keep_program: bool = False
+) -> dict[str, Any]:
+    """The size's record with torch.fx's horizontal fusion off, shared like :func:`_record`'s.
+
+    Skips (asv) where :mod:`vkbench.fusion` cannot import or refuses the installed torch.
+    ``keep_program`` leaves the edge program in :data:`_PROGRAMS`, built once in this process.
+    """
+    require_vkbench()
+    reason = _FUSION_ERROR or _fusion.unpatchable_reason()
+    if reason is not None:
+        raise NotImplementedError(f"vkbench.fusion cannot patch here: {reason}")  # asv: skip
+
+    def make() -> dict[str, Any]:
+        _record(directory, blocks, keep_program=True)
+        with _fusion.without_horizontal_fusion():
+            partitions, phases = timed_partition(copy.deepcopy(_PROGRAMS[blocks]))
+        return {"partitions": partitions, "phases": phases}
+
+    record = shared_record(directory, f"blocks-{blocks}-without-horizontal-fusion", make)
+    if keep_program:
+        _record(directory, blocks, keep_program=True)
+    return record
+
+
+class PartitionWithoutHorizontalFusion(_Blocks):
+    """What-if: ``PartitionScaling.time_partition`` with torch.fx's horizontal fusion off.
+
+    The same timing (fresh copy of the edge program per sample, process CPU
+    seconds) inside :func:`vkbench.fusion.without_horizontal_fusion`: what
+    one user-side change to ``propose_partitions`` would save. On ``Blocks(n)``
+    the partitions stay the same (``PartitionWithoutHorizontalFusionRecord``).
+    Skips on a torch whose ``propose_partitions`` the patch was not checked
+    against. Entering the patch (~5 ms: it checks and compiles torch's source)
+    is inside the timing.
+    """
+
+    rounds = 1
+    number = 1
+    warmup_time = 0.0
+    min_run_count = 1
+    repeat = 5
+    timer = time.process_time
+    SAMPLES = {50: 4, 100: 4, 200: 2, 400: 1}
+
+    def setup(self, directory: str, blocks: int) -> None:
+        _without_horizontal_fusion_record(directory, blocks, keep_program=True)
+        self.repeat = self.SAMPLES.get(blocks, 1)
+        self.program = copy.deepcopy(_PROGRAMS[blocks])
+
+    def time_partition(self, directory: str, blocks: int) -> None:
+        with _fusion.without_horizontal_fusion():
+            timed_partition(self.program)
+
+
+class PartitionWithoutHorizontalFusionRecord(_Blocks):
+    """What the partition without horizontal fusion found (its own benchmark, so it builds no program)."""
+
+    def setup(self, directory: str, blocks: int) -> None:
+        self.record = _without_horizontal_fusion_record(directory, blocks)
+
+    def track_partitions(self, directory: str, blocks: int) -> int:
+        """Vulkan partitions without horizontal fusion; equal to ``PartitionScalingRecord``'s on Blocks(n)."""
+        return self.record["partitions"]
+
+    track_partitions.unit = "partitions"

@@ -9,8 +9,9 @@ recorded per size on first use, so the gate (sizes 50/100/200) never builds
 
 * ``gate``: probes, ``Blocks`` 50/100/200 (timed partition and the one
   instrumented record per size), fast-policy coverage counts (partition only).
-* ``standard``: gate + ``Blocks(400)`` + the fast policies' full lowering
-  (seconds per stage, memory, program size).
+* ``standard``: gate + ``Blocks(400)`` + the what-if partition without
+  torch.fx's horizontal fusion (:mod:`vkbench.fusion`) + the fast policies'
+  full lowering (seconds per stage, memory, program size).
 * ``full``: standard + the reduced VLAs (full lowering, counts included).
 * ``runtime``: the Vulkan runtime classes; they need a Vulkan build and skip
   on the PyPI wheel.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 GATE = (
     r"^bench_probes\."
-    r"|^bench_partition\.\w+\.\w+\((50|100|200)[,)]"
+    r"|^bench_partition\.(?!PartitionWithoutHorizontalFusion)\w+\.\w+\((50|100|200)[,)]"
     r"|^bench_policies\.PolicyPartition"
 )
 STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
