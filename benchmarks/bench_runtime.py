@@ -14,13 +14,15 @@ dispatches per step) stops executing near n = 1000.
 
 from __future__ import annotations
 
-from .common import require_import, safe_import, skip
+from .common import PROBE_NAMES, require_import, safe_import, skip
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 _step_limit, _ = safe_import("vkbench.execution.step_limit")
 
 SIZES = [500, 1000, 1500, 2000, 4000]
 RUNNERS = ["python", "native"]
+#: The op probes as runtime workloads (bench_probes lowers them; this runs them).
+PROBE_WORKLOADS = [f"probe/{name}" for name in PROBE_NAMES]
 
 
 def _require() -> None:
@@ -113,3 +115,34 @@ class StepLimit:
         return _step_limit.find_step_limit(_step_limit.probe_with(runner)).short_of_cap
 
     track_steps_short_of_cap.unit = "steps"
+
+
+class ProbeLadder:
+    """How far each op probe gets on Vulkan: lowered, loads, runs, matches eager.
+
+    ``bench_probes`` stops at the partitioner, but two of the upstream-bug
+    probes fail in the runtime (``mha_cross`` and ``index_dim1`` lower, then
+    do not load), so only executing them shows the commit that fixes either.
+    The track is the rungs missed, as in ``PolicyLadder`` (0: matches eager;
+    4: nothing delegated to Vulkan). The probes are tiny: the whole grid
+    lowers in a few minutes.
+    """
+
+    params = [PROBE_WORKLOADS, RUNNERS]
+    param_names = ["probe", "runner"]
+    timeout = 1800
+
+    def setup_cache(self):
+        _require()
+        return _record.record(PROBE_WORKLOADS, ["vulkan"], RUNNERS)
+
+    setup_cache.timeout = 3600
+
+    def setup(self, cache, probe, runner):
+        _require()
+        self.rungs_short = _record.rungs_short(cache, probe, "vulkan", runner)
+
+    def track_rungs_short(self, cache, probe, runner):
+        return self.rungs_short
+
+    track_rungs_short.unit = "rungs"

@@ -51,7 +51,7 @@ quiet()  # importing the Vulkan partitioner set the root logger to INFO
 #: parameter grid is the same for every commit.
 PROBE_NAMES = [
     "linear_f32", "linear_bf16", "conv2d_batch1", "conv2d_batch2", "elu", "mish", "var",
-    "conv_transpose1d", "index_put", "split_one_piece", "mha_cross",
+    "conv_transpose1d", "index_put", "split_one_piece", "mha_cross", "index_dim1",
 ]
 #: ``Blocks(n)`` sizes; the gate tier selects the first three (vkbench/tiers.py).
 BLOCK_SIZES = [50, 100, 200, 400]

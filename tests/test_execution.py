@@ -226,7 +226,16 @@ def test_a_failed_build_fails_every_backend():
     failed = bundles.prepare("no/such-entry", ["vulkan", "portable"])
     assert not failed.programs
     assert {o.stage for o in failed.lowering.values()} == {"build"}
-    assert "neither many/<n> nor a policy entry" in failed.lowering["vulkan"].error
+    assert "neither many/<n>, probe/<name> nor a policy entry" in failed.lowering["vulkan"].error
+
+
+def test_a_program_with_nothing_on_vulkan_did_not_lower_for_vulkan():
+    """An op probe as a workload: ELU has no Vulkan kernel, so running it would measure the CPU."""
+    elu = bundles.prepare("probe/elu", ["vulkan"])
+    assert not elu.programs
+    assert elu.lowering["vulkan"].stage == "partition"
+    assert "nothing delegated to vulkan: all 1 nodes on the CPU" in elu.lowering["vulkan"].error
+    assert elu.lowering["vulkan"].rungs_short == 4
 
 
 # ----------------------------------------------------------------- runners

@@ -168,13 +168,15 @@ def test_a_failing_tool_inside_lowering_names_its_own_error(monkeypatch, tmp_pat
 
 
 def test_upstream_bug_probes_reproduce_the_policy_failures():
-    """The two minimal repros fail exactly as the policies do on executorch 1.5.1."""
+    """The minimal repros fail exactly as the policies do on executorch 1.5.1 (as far as lowering goes)."""
     from vkbench.probes import PROBES, probe_coverage
 
     bugs = sorted(name for name, probe in PROBES.items() if probe.upstream_bug)
-    assert bugs == ["mha_cross", "split_one_piece"]
+    assert bugs == ["index_dim1", "mha_cross", "split_one_piece"]
     split = probe_coverage("split_one_piece")
     assert split["failed_stage"] == "partition"
     assert "'list' object has no attribute 'shape'" in split["error"]
     mha = probe_coverage("mha_cross")
     assert "error" not in mha and mha["vulkan_programs"] == 3  # loading it needs a Vulkan runtime
+    index = probe_coverage("index_dim1")  # delegated whole; the runtime refuses it at load
+    assert "error" not in index and (index["vulkan_programs"], index["nodes_cpu"]) == (1, 0)

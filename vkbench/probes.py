@@ -92,6 +92,11 @@ PROBES: dict[str, Probe] = {
               lambda: (CrossAttention().eval(), (torch.randn(5, 1, 32), torch.randn(7, 1, 32))),
               upstream_bug="lowers to 3 Vulkan programs that the Vulkan runtime cannot load "
                            "(Value.h:262 isTensorRef): blocks act/model on the GPU"),
+        Probe("index_dim1", "t[:, idx] of a (4,6) tensor, idx 1-D: index.Tensor with indices [None, idx]",
+              lambda: (Fn(lambda t, idx: t[:, idx] * 2.0), (torch.randn(4, 6), torch.tensor([0, 2, 3]))),
+              upstream_bug="the partitioner delegates an index.Tensor whose one index is not on dim 0; "
+                           "the runtime refuses it at load (IndexTensor.cpp:76: only one index tensor "
+                           "is supported): blocks vqbet/rollout on the GPU"),
     )
 }
 

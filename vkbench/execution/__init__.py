@@ -4,7 +4,7 @@ Read in this order:
 
 * :mod:`~vkbench.execution.outcome` — :class:`Outcome`, the one result (seconds,
   ladder rung, versioned JSON that also reads older forms);
-* :mod:`~vkbench.execution.bundle` — a workload (``many/<n>`` or a policy entry)
+* :mod:`~vkbench.execution.bundle` — a workload (``many/<n>``, ``probe/<name>`` or a policy entry)
   built, run eagerly and lowered per backend, in memory or saved to a folder;
 * :mod:`~vkbench.execution.runners` — the Python runtime and the C++ ``pte_runner``,
   each ``ready(backend)`` / ``run(pte, inputs)``;

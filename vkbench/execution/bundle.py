@@ -8,7 +8,9 @@ those packages (the H200 device), and both compare against the same eager
 outputs.
 
 Workloads are named ``many/<n>`` (:class:`vkbench.graphs.Many`, ``n`` steps of
-2 dispatches) or by a policy entry (``act/model``). Every backend is lowered
+2 dispatches), ``probe/<name>`` (an op probe of :mod:`vkbench.probes`) or by a
+policy entry (``act/model``). A program with nothing delegated to the backend
+asked for is a ``partition`` failure: running it would measure the CPU. Every backend is lowered
 by :func:`vkbench.lowering.lower_allowing_non_core` (the one lowering path;
 an op outside Core ATen goes to the CPU, as a user would configure it), for
 Vulkan with the device's texture limits.
@@ -114,10 +116,14 @@ def build(workload: str) -> tuple[Any, tuple[Any, ...]]:
         from vkbench.graphs import Many
 
         return Many(int(workload.split("/", 1)[1])).eval(), (many_input(),)
+    if workload.startswith("probe/"):
+        from vkbench.probes import build_probe
+
+        return build_probe(workload.split("/", 1)[1])
     from vkbench.policies import ENTRIES
 
     if workload not in ENTRIES:
-        raise KeyError(f"{workload} is neither many/<n> nor a policy entry")
+        raise KeyError(f"{workload} is neither many/<n>, probe/<name> nor a policy entry")
     return ENTRIES[workload].build()
 
 
@@ -215,6 +221,10 @@ def _prepare(workload: str, backends: tuple[str, ...], here: str) -> Bundle:
         outcome.seconds["lower.export"] = round(export_s, 4)  # shared by every backend's lowering
         outcome.delegate_calls = coverage.vulkan_programs
         outcome.nodes_total, outcome.nodes_cpu = coverage.nodes_total, coverage.nodes_cpu
+        if backend != "portable" and not coverage.vulkan_programs:  # it would run, but not on `backend`
+            outcome.fail("partition", f"nothing delegated to {backend}: "
+                                      f"all {coverage.nodes_cpu} nodes on the CPU")
+            continue
         pte = bytes(program.buffer)
         outcome.program_bytes = len(pte)
         outcome.ok = True  # lowered; the runner takes it from here

@@ -131,7 +131,8 @@ def add_parser(sub: Any) -> None:
 
     def workloads(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("workloads", nargs="+", metavar="WORKLOAD",
-                            help="many/<n> (Many(n)) or a policy entry (act/model)")
+                            help="many/<n> (Many(n)), probe/<name> (an op probe) or a policy entry "
+                                 "(act/model)")
         parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
 
     run = actions.add_parser("run", help="lower, load, execute and compare with eager: one row per "

@@ -34,7 +34,7 @@ _RUNG_OF_STAGE = {"load": "lowered", "execute": "loads", "compare": "runs"}
 class Outcome:
     """One workload, lowered for one backend, executed by one runner."""
 
-    workload: str  #: ``many/<n>`` or a policy entry (``act/model``)
+    workload: str  #: ``many/<n>``, ``probe/<name>`` or a policy entry (``act/model``)
     backend: str  #: lowering target: ``vulkan``, ``xnnpack``, ``portable``
     runner: str  #: ``python`` (executorch.runtime), ``native`` (the C++ pte_runner); "" before running
     ok: bool = False  #: executed, with finite outputs

@@ -44,9 +44,10 @@ POLICY_BENCHMARKS = {
 }
 EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
 LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
-#: Policy ladder benchmarks (params: entry × runner): rungs missed, 0 = matches eager.
+#: Ladder benchmarks (params: entry or ``probe/<name>`` × runner): rungs missed, 0 = matches eager.
 LADDERS = ("bench_policy_runtime.PolicyLadder.track_rungs_short",
-           "bench_policy_runtime.VLAPolicyLadder.track_rungs_short")
+           "bench_policy_runtime.VLAPolicyLadder.track_rungs_short",
+           "bench_runtime.ProbeLadder.track_rungs_short")
 #: Rungs missed -> the rung reached (the ladder, top first; 4 missed: not lowered).
 RUNG_NAMES = (*reversed(LADDER), "not lowered")
 
