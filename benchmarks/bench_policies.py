@@ -74,6 +74,16 @@ VLA_ENTRIES = [
     "wall_x/denoise_step_without_guards",
     "fastwam/model",
     "molmoact2/model",
+    "fastwam/text_encoder",
+    "fastwam/vae_encoder",
+    "fastwam/video_prefill",
+    "fastwam/action_step",
+    "fastwam/text_encoder_masked_zeroing",
+    "fastwam/video_prefill_real_rope",
+    "fastwam/action_step_real_rope",
+    "molmoact2/prefix",
+    "molmoact2/prefix_fixed_layout",
+    "molmoact2/denoise_step",
 ]
 
 
