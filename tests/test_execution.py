@@ -310,6 +310,50 @@ def test_isolated_child_keeps_finished_outcomes_and_records_the_crash(monkeypatc
     assert "exit -6" in vulkan.error and "VK_ERROR_DEVICE_LOST" in vulkan.error
 
 
+def test_a_crash_inside_the_python_runtime_keeps_the_lowering_and_the_stage(monkeypatch):
+    """The child was the Python runner at ``load`` when it aborted: rung 'lowered'."""
+    lowered = Outcome(ENTRY, "vulkan", "python", delegate_calls=6, nodes_cpu=8).fail("load", measure.PENDING)
+
+    def crashed(command, **_):
+        stdout = json.dumps(lowered.to_json()) + "\n"
+        stderr = "F VulkanBackend.cpp:480] assert failed (VK_HAS_OP(op_name)): Missing operator: x\n"
+        return subprocess.CompletedProcess(command, -6, stdout=stdout, stderr=stderr)
+
+    monkeypatch.setattr(measure.subprocess, "run", crashed)
+    [outcome] = measure.measure_isolated(ENTRY, ["vulkan"], ["python"])
+    assert (outcome.stage, outcome.reached, outcome.rungs_short) == ("load", "lowered", 3)
+    assert outcome.delegate_calls == 6
+    assert outcome.error.startswith("crash: exit -6") and "Missing operator" in outcome.error
+
+
+def test_measure_runs_the_in_process_runner_last_and_reports_progress(monkeypatch):
+    """An abort in the Python runtime must not take the C++ runner's outcome with it."""
+    bundle = bundles.Bundle(ENTRY, lowering={"vulkan": Outcome(ENTRY, "vulkan", "", ok=True)},
+                            programs={"vulkan": b"pte"}, inputs=[], expected=[])
+    ran, progress = [], []
+
+    class Fake:
+        def __init__(self, name):
+            self.name, self.in_process = name, name == "python"
+
+        def ready(self, backend):
+            return True, ""
+
+        def run(self, pte, inputs, loaded=None):
+            ran.append(self.name)
+            loaded()
+            raise runners.RunFailed("execute", "boom")
+
+    monkeypatch.setattr(measure, "prepare", lambda workload, backends: bundle)
+    monkeypatch.setattr(measure, "runner", Fake)
+    outcomes = measure.measure(ENTRY, ["vulkan"], ["python", "native"], progress=progress.append)
+    assert ran == ["native", "python"]
+    assert [o.runner for o in outcomes] == ["python", "native"]
+    assert [(o.runner, o.stage) for o in progress] == [("native", "load"), ("native", "execute"),
+                                                       ("python", "load"), ("python", "execute")]
+    assert {o.error for o in progress} == {measure.PENDING}
+
+
 # ----------------------------------------------------------------- the asv classes
 
 

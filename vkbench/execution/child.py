@@ -2,7 +2,9 @@
 
 ``python -m vkbench.execution.child WORKLOAD --runner R... --backend B...``
 measures one workload and prints one :class:`~vkbench.execution.outcome.Outcome`
-JSON line per (backend, runner) as soon as it finishes. lerobot prints model sizes on
+JSON line per (backend, runner) as soon as it finishes, and one (error
+``measure.PENDING``) as it starts loading and executing, so the parent knows
+where an abort stopped it. lerobot prints model sizes on
 stdout while building, so everything but those lines goes to stderr.
 """
 
@@ -16,6 +18,7 @@ import sys
 
 from vkbench.execution.bundle import BACKENDS
 from vkbench.execution.measure import measure
+from vkbench.execution.outcome import Outcome
 from vkbench.execution.runners import RUNNERS
 
 
@@ -28,8 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.INFO)
     report = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):
-        measure(args.workload, args.backend, args.runner,
-                report=lambda outcome: print(json.dumps(outcome.to_json()), file=report, flush=True))
+        def line(outcome: Outcome) -> None:
+            print(json.dumps(outcome.to_json()), file=report, flush=True)
+
+        measure(args.workload, args.backend, args.runner, report=line, progress=line)
     return 0
 
 

@@ -24,9 +24,19 @@ from vkbench.execution.bundle import Bundle, prepare
 from vkbench.execution.outcome import Outcome, compare
 from vkbench.execution.runners import RunFailed, runner
 
+#: The error of an outcome reported while its runner is still at work (``progress``).
+PENDING = "(still running)"
 
-def execute(bundle: Bundle, backend: str, runner_name: str) -> Outcome:
-    """Run ``bundle``'s ``backend`` program with the named runner; never raises for a failure."""
+
+def execute(bundle: Bundle, backend: str, runner_name: str,
+            progress: Callable[[Outcome], None] | None = None) -> Outcome:
+    """Run ``bundle``'s ``backend`` program with the named runner; never raises for a failure.
+
+    ``progress`` gets the outcome as it would read if the process died now
+    (stage ``load``, then ``execute`` once the program loaded, error
+    :data:`PENDING`): an abort inside the Python runtime ends the process, and
+    :func:`measure_isolated` then still knows the program lowered and where it stopped.
+    """
     lowered = bundle.lowering.get(backend)
     if lowered is None:
         return Outcome(bundle.workload, backend, runner_name).fail("lower", f"{backend} was not prepared")
@@ -39,8 +49,13 @@ def execute(bundle: Bundle, backend: str, runner_name: str) -> Outcome:
     ready, reason = chosen.ready(backend)
     if not ready:
         return outcome.fail("runtime", reason)
+    def pending(stage: str) -> None:
+        if progress is not None:
+            progress(copy.deepcopy(outcome).fail(stage, PENDING))
+
+    pending("load")
     try:
-        run = chosen.run(bundle.programs[backend], bundle.inputs)
+        run = chosen.run(bundle.programs[backend], bundle.inputs, loaded=lambda: pending("execute"))
     except RunFailed as failed:
         return outcome.fail(failed.stage, failed.error)
     outcome.seconds["load"] = round(run.load_s, 4)
@@ -78,13 +93,16 @@ def measure(
     runners: Sequence[str],
     *,
     report: Callable[[Outcome], None] | None = None,
+    progress: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Prepare ``workload`` once and execute it for each backend with each runner; never raises.
 
     Combinations the runner cannot execute here are not lowered (their
     outcome is a ``runtime`` failure with the reason), so a machine without a
     Vulkan runtime spends no time on them. ``report`` gets each outcome as it
-    finishes. Outcomes come back backend-major: ``[(b, r) for b in backends for r in runners]``.
+    finishes, ``progress`` each one still running (:func:`execute`). Runners that work in this
+    process run last, since an abort there ends it. Outcomes come back backend-major:
+    ``[(b, r) for b in backends for r in runners]``.
     """
     outcomes = unready(workload, backends, runners)
     if report:
@@ -93,10 +111,10 @@ def measure(
     live = [b for b in backends if any((b, r) not in outcomes for r in runners)]
     if live:
         bundle = prepare(workload, live)
-        for runner_name in runners:
+        for runner_name in sorted(runners, key=lambda name: runner(name).in_process):
             for backend in live:
                 if (backend, runner_name) not in outcomes:
-                    outcomes[backend, runner_name] = execute(bundle, backend, runner_name)
+                    outcomes[backend, runner_name] = execute(bundle, backend, runner_name, progress)
                     if report:
                         report(outcomes[backend, runner_name])
     return [outcomes[b, r] for b in backends for r in runners]
@@ -117,8 +135,10 @@ def measure_isolated(
 ) -> list[Outcome]:
     """:func:`measure` in a child process: an abort or a hang becomes a failed outcome.
 
-    Outcomes the child finished before a crash keep their results; the rest
-    get stage ``crash`` (with the child's last error line) or ``timeout``.
+    Outcomes the child finished before a crash keep their results; the one it
+    was running keeps its lowering and the stage it had reached (``load`` or
+    ``execute``) with the child's last error line; the rest get stage
+    ``crash`` (with that line) or ``timeout``.
     """
     command = [sys.executable, "-m", "vkbench.execution.child", workload, "--runner", *runners,
                "--backend", *backends]
@@ -140,5 +160,14 @@ def measure_isolated(
         detail = next((ln for ln in reversed(tail) if "Error" in ln or "error" in ln or "VK_" in ln
                        or "QueryPool" in ln), None)
         failure = ("crash", f"exit {result.returncode}: {(detail or (tail[-1] if tail else ''))[:500]}")
-    return [finished.get((b, r)) or Outcome(workload, b, r).fail(*failure)  # type: ignore[misc]
+    return [_settle(finished.get((b, r)), Outcome(workload, b, r), failure)  # type: ignore[arg-type]
             for b in backends for r in runners]
+
+
+def _settle(reported: Outcome | None, blank: Outcome, failure: tuple[str, str]) -> Outcome:
+    """The child's last word on one combination, with the child's own failure where it stopped there."""
+    if reported is not None and reported.error != PENDING:
+        return reported
+    if reported is None:
+        return blank.fail(*failure)
+    return reported.fail(reported.stage, f"{failure[0]}: {failure[1]}")

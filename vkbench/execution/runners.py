@@ -90,6 +90,8 @@ class PythonRunner:
     """``executorch.runtime`` in this process (needs a runtime that executes programs)."""
 
     name = "python"
+    #: Runs in the measuring process: a Vulkan abort ends that process (``measure`` runs it last).
+    in_process = True
 
     def ready(self, backend: str) -> tuple[bool, str]:
         """``(ready, reason)``: can programs lowered for ``backend`` run in this Python?"""
@@ -108,7 +110,8 @@ class PythonRunner:
                 return False, reason
         return executes_programs()
 
-    def run(self, pte: bytes, inputs: list[Any]) -> Execution:
+    def run(self, pte: bytes, inputs: list[Any], loaded: Callable[[], None] | None = None) -> Execution:
+        """Load and execute ``pte``; ``loaded()`` is called between the two (see ``measure``)."""
         import torch
 
         stage = "load"
@@ -117,6 +120,8 @@ class PythonRunner:
             method = load_method(pte)
             load_s = time.perf_counter() - start
             stage = "execute"
+            if loaded is not None:
+                loaded()
             args = [torch.from_numpy(a.copy()) for a in inputs]
             start = time.perf_counter()
             outputs = [o.numpy() for o in method.execute(args) if hasattr(o, "numpy")]
@@ -171,6 +176,8 @@ class NativeRunner:
     """``pte_runner`` (``VKBENCH_PTE_RUNNER``), built by :func:`build_runner`, in a child process."""
 
     name = "native"
+    #: A crash or hang of ``pte_runner`` is its own process's: it becomes a ``RunFailed``.
+    in_process = False
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else settings.path("VKBENCH_PTE_RUNNER")
@@ -189,7 +196,8 @@ class NativeRunner:
             return False, missing
         return True, f"C++ runner {self.path}"
 
-    def run(self, pte: bytes, inputs: list[Any]) -> Execution:
+    def run(self, pte: bytes, inputs: list[Any], loaded: Callable[[], None] | None = None) -> Execution:
+        """Run ``pte`` in ``pte_runner``, which names its own failing stage; ``loaded()`` after a run."""
         import numpy as np
 
         if (missing := self._missing()) is not None:
@@ -204,6 +212,8 @@ class NativeRunner:
             data, failure = invoke_runner(self.path, [str(program), "--io", work, str(repeats)], timeout)
             if failure is not None:
                 raise RunFailed(*failure)
+            if loaded is not None:
+                loaded()
             outputs = [np.fromfile(Path(work) / f"output_{o['index']}.bin",
                                    dtype=SCALAR_TYPES.get(o["dtype"], "uint8")) for o in data["outputs"]]
         return Execution(outputs, data["load_s"], None, data["execute_s"])
