@@ -52,6 +52,7 @@ quiet()  # importing the Vulkan partitioner set the root logger to INFO
 PROBE_NAMES = [
     "linear_f32", "linear_bf16", "conv2d_batch1", "conv2d_batch2", "elu", "mish", "var",
     "conv_transpose1d", "index_put", "split_one_piece", "mha_cross", "index_dim1",
+    "layer_norm_no_affine", "logical_not",
 ]
 #: ``Blocks(n)`` sizes; the gate tier selects the first three (vkbench/tiers.py).
 BLOCK_SIZES = [50, 100, 200, 400]

@@ -97,6 +97,16 @@ PROBES: dict[str, Probe] = {
               upstream_bug="the partitioner delegates an index.Tensor whose one index is not on dim 0; "
                            "the runtime refuses it at load (IndexTensor.cpp:76: only one index tensor "
                            "is supported): blocks vqbet/rollout on the GPU"),
+        Probe("layer_norm_no_affine", "LayerNorm(32, elementwise_affine=False) on (1,16,32)",
+              lambda: (torch.nn.LayerNorm(32, elementwise_affine=False), (_signal(),)),
+              upstream_bug="delegated whole; the runtime refuses it at load (NativeLayerNorm.cpp:95: "
+                           "native_layer_norm requires weight to be non-None): blocks "
+                           "multi_task_dit/denoise_step and lingbot_va on the GPU"),
+        Probe("logical_not", "where(logical_not(x > 0), x, 2x) on (1,16,32)",
+              lambda: (Fn(lambda t: torch.where(torch.logical_not(t > 0), t, t * 2.0)), (_signal(),)),
+              upstream_bug="the partitioner delegates aten.logical_not, which the runtime lacks: loading "
+                           "aborts the process (VulkanBackend.cpp:480 Missing operator): blocks xvla "
+                           "on the GPU"),
     )
 }
 
