@@ -166,7 +166,7 @@ def _without_horizontal_fusion_record(
     return record
 
 
-class PartitionWithoutHorizontalFusion(_Blocks):
+class PartitionWithoutHorizontalFusion(PartitionScaling):
     """What-if: ``PartitionScaling.time_partition`` with torch.fx's horizontal fusion off.
 
     The same timing (fresh copy of the edge program per sample, process CPU
@@ -175,16 +175,8 @@ class PartitionWithoutHorizontalFusion(_Blocks):
     the partitions stay the same (``PartitionWithoutHorizontalFusionRecord``).
     Skips on a torch whose ``propose_partitions`` the patch was not checked
     against. Entering the patch (~5 ms: it checks and compiles torch's source)
-    is inside the timing.
+    is inside the timing. Timer and samples are ``PartitionScaling``'s.
     """
-
-    rounds = 1
-    number = 1
-    warmup_time = 0.0
-    min_run_count = 1
-    repeat = 5
-    timer = time.process_time
-    SAMPLES = {50: 4, 100: 4, 200: 2, 400: 1}
 
     def setup(self, directory: str, blocks: int) -> None:
         _without_horizontal_fusion_record(directory, blocks, keep_program=True)
