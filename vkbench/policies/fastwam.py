@@ -52,24 +52,6 @@ from torch import Tensor, nn
 from vkbench.policies.offline_build import hub_entry
 from vkbench.policies.registry import register
 
-
-def _small_fastwam(kind: str) -> dict[str, Any]:
-    from lerobot.policies.fastwam import configuration_fastwam as cfg
-
-    full = (cfg.default_video_dit_config if kind == "video" else cfg.default_action_dit_config)(7)
-    full.update(hidden_dim=128, ffn_dim=256, num_heads=2, attn_head_dim=64, num_layers=1)
-    return full
-
-
-hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
-          images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
-          video_dit_config=lambda: _small_fastwam("video"),
-          action_dit_config=lambda: _small_fastwam("action"),
-          reduced="video and action DiTs: 1 layer, 2 heads x 64, hidden 128, ffn 256 (full: 30 layers, "
-          "hidden 3072/1024; random init of the full model exceeds 24 GiB)",
-          notes="two 224x224 cameras (image widths must sum to 448); __init__ loads the Wan2.2 VAE from a "
-          "hard-coded hub id (WAN22_DIFFUSERS_MODEL_ID), not configurable without a monkeypatch")
-
 _TEXT_DIM = 64
 _DOF, _PROPRIO = 7, 8
 _CAMS = ("observation.images.top", "observation.images.wrist")
@@ -102,20 +84,32 @@ _REDUCED = (
 )
 
 
+def _dit_config(kind: str) -> dict[str, Any]:
+    """lerobot's default ``video``/``action`` DiT config (7 DoF), reduced by VIDEO_DIT/ACTION_DIT."""
+    from lerobot.policies.fastwam import configuration_fastwam as cfg
+
+    if kind == "video":
+        return {**cfg.default_video_dit_config(_DOF), **VIDEO_DIT}
+    return {**cfg.default_action_dit_config(_DOF), **ACTION_DIT}
+
+
+hub_entry("fastwam", "model", "FastWAM: Wan2.2 video DiT world-action model",
+          images={"observation.images.top": (3, 224, 224), "observation.images.wrist": (3, 224, 224)},
+          video_dit_config=lambda: _dit_config("video"), action_dit_config=lambda: _dit_config("action"),
+          reduced=_REDUCED,
+          notes="two 224x224 cameras (image widths must sum to 448); __init__ loads the Wan2.2 VAE from a "
+          "hard-coded hub id (WAN22_DIFFUSERS_MODEL_ID), not configurable without a monkeypatch")
+
+
 def config():
     """The policy config: two 224x224 cameras (224x448 concatenated), 7-DoF, proprio 8, reduced DiTs."""
-    from lerobot.policies.fastwam.configuration_fastwam import (
-        FastWAMConfig,
-        default_action_dit_config,
-        default_video_dit_config,
-    )
+    from lerobot.policies.fastwam.configuration_fastwam import FastWAMConfig
 
     from vkbench.policies._features import configure
 
     cfg = FastWAMConfig(
         device="cpu", torch_dtype="float32", action_dim=_DOF, proprio_dim=_PROPRIO, base_model_id=None,
-        video_dit_config={**default_video_dit_config(_DOF), **VIDEO_DIT},
-        action_dit_config={**default_action_dit_config(_DOF), **ACTION_DIT},
+        video_dit_config=_dit_config("video"), action_dit_config=_dit_config("action"),
     )
     height, width = cfg.image_size
     return configure(cfg, state=_PROPRIO, action=_DOF,
