@@ -120,9 +120,10 @@ class StepLimit:
 class ProbeLadder:
     """How far each op probe gets on Vulkan: lowered, loads, runs, matches eager.
 
-    ``bench_probes`` stops at the partitioner, but two of the upstream-bug
-    probes fail in the runtime (``mha_cross`` and ``index_dim1`` lower, then
-    do not load), so only executing them shows the commit that fixes either.
+    ``bench_probes`` stops at the partitioner, but four of the upstream-bug
+    probes fail in the runtime (``mha_cross``, ``index_dim1``,
+    ``layer_norm_no_affine`` and ``logical_not`` lower, then do not load), so
+    only executing them shows the commit that fixes one.
     The track is the rungs missed, as in ``PolicyLadder`` (0: matches eager;
     4: nothing delegated to Vulkan). The probes are tiny: the whole grid
     lowers in a few minutes.
