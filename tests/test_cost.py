@@ -95,6 +95,43 @@ def test_a_file_holding_no_whole_tier_is_not_reported(results, monkeypatch):
     assert costs(results) == []
 
 
+def _grow_suite(results: Path) -> None:
+    """The suite after the file was recorded: one probe more in the grid, one benchmark more."""
+    benchmarks = json.loads((results / "benchmarks.json").read_text())
+    for name in ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds"):
+        benchmarks[name]["params"] = [["'mish'", "'logical_not'", "'elu'"]]
+    benchmarks["bench_probes.ProbeFailure.track_lowering_failed"] = _meta(
+        "bench_probes.ProbeFailure.track_lowering_failed", [["'mish'", "'logical_not'", "'elu'"]], "track",
+        "bench_probes:20")
+    (results / "benchmarks.json").write_text(json.dumps(benchmarks))
+    path = results / "box" / "aaaaaaaa-env.json"
+    data = json.loads(path.read_text())
+    for name in ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds"):
+        data["results"][name][COLUMNS.index("params")] = [["'mish'", "'elu'"]]  # its recorded grid
+    path.write_text(json.dumps(data))
+
+
+def test_a_grown_suite_keeps_an_old_file_in_its_tier(results, monkeypatch):
+    _tiers(monkeypatch, r"^bench_probes\.|time_partition\(50\)|PolicyPartition", ABSENT, ABSENT)
+    before = costs(results)
+    _grow_suite(results)
+    # the new benchmark is in no file yet, and the file's own grid places its values
+    assert costs(results) == before
+    # once another file holds the new benchmark, lacking it is a gap again
+    other = {"commit_hash": "b" * 40, "result_columns": COLUMNS, "results": {
+        "bench_probes.ProbeFailure.track_lowering_failed": _entry([0, 0, 1], 1.0)}}
+    (results / "box" / "bbbbbbbb-env.json").write_text(json.dumps(other))
+    assert costs(results) == []  # neither file holds the whole gate
+
+
+def test_excused_gaps_alone_never_promote_a_file(results, monkeypatch):
+    _tiers(monkeypatch, r"^bench_probes\.", r"^bench_probes\.|^bench_new\.", ABSENT)
+    benchmarks = json.loads((results / "benchmarks.json").read_text())
+    benchmarks["bench_new.Only.track_x"] = _meta("bench_new.Only.track_x", [], "track", None)
+    (results / "benchmarks.json").write_text(json.dumps(benchmarks))
+    assert [c.tier for c in costs(results)] == ["gate"]
+
+
 def test_cost_command_reads_any_results_dir(results):
     done = subprocess.run([sys.executable, "-m", "vkbench", "cost", "--results", str(results), "--json"],
                           capture_output=True, text=True, timeout=120)

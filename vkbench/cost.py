@@ -18,6 +18,13 @@ largest tier whose benchmarks the file holds), it reports
 A ``time_`` benchmark whose parameters span tiers (``time_partition`` 400 is
 not in the gate) has its duration split by the sampled time of each
 parameter, since asv stores one duration per benchmark.
+
+The suite grows while old results stay: a benchmark that no file in the
+results directory holds yet (added to the suite since) does not make a file's
+tier incomplete; one that some file holds, and this one lacks, still does
+(asv's files do not say whether the suite had it when this one was recorded).
+A larger tier is a file's tier only when it holds more benchmarks than the
+smaller one, so excused gaps alone never promote a file.
 """
 
 from __future__ import annotations
@@ -97,8 +104,12 @@ def _used_cache(duration_key: str, used: set[str], known: set[str]) -> bool:
     return key not in known and key.split(":")[0] in {u.split(":")[0] for u in used}
 
 
-def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machine: str) -> TierCost | None:
-    """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks."""
+def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machine: str,
+              newer: frozenset[str] = frozenset()) -> TierCost | None:
+    """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks.
+
+    ``newer``: benchmarks no file of the results directory holds yet; lacking them is no gap.
+    """
     pattern = TIERS[tier]
     columns = data["result_columns"]
     wall = work = 0.0
@@ -108,13 +119,16 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
     for name, meta in benchmarks.items():
         if not isinstance(meta, dict) or "params" not in meta:
             continue
-        chosen = _selected(name, meta["params"], pattern)
+        entry = dict(zip(columns, data["results"].get(name, []), strict=False))
+        params = entry.get("params") or meta["params"]  # the grid the file was recorded with
+        chosen = _selected(name, params, pattern)
         if not chosen:
             continue
         if name not in data["results"]:
+            if name in newer:
+                continue
             return None  # the tier was not (fully) recorded for this commit
         count += 1
-        entry = dict(zip(columns, data["results"][name], strict=False))
         results = entry.get("result") or []
         share = len(chosen) / max(1, len(results))
         if meta["type"] == "time":
@@ -127,7 +141,7 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
             caches.add(meta["setup_cache_key"])
         if name.endswith("." + WORK_TRACK):
             module = name.split(".", 1)[0]
-            combos = _combos(meta["params"])
+            combos = _combos(params)
             for i in chosen:
                 value = _number(results[i]) if i < len(results) else None
                 if value is not None:
@@ -155,13 +169,17 @@ def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
     one of them.
     """
     benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
+    files = {path: json.loads(path.read_text()) for path in sorted(results_dir.glob("*/*.json"))
+             if path.name != "machine.json"}
+    recorded = {name for data in files.values() for name in data["results"]}
+    newer = frozenset(name for name in benchmarks if name not in recorded)
     rows = []
-    for path in sorted(results_dir.glob("*/*.json")):
-        if path.name == "machine.json":
-            continue
-        data = json.loads(path.read_text())
-        held = [tier_cost(data, benchmarks, tier, path.parent.name) for tier in TARGET_MINUTES]
-        held = [cost for cost in held if cost is not None]
+    for path, data in files.items():
+        held: list[TierCost] = []
+        for tier in TARGET_MINUTES:  # a larger tier must hold more than the smaller one, not only excuses
+            cost = tier_cost(data, benchmarks, tier, path.parent.name, newer)
+            if cost is not None and (not held or cost.benchmarks > held[-1].benchmarks):
+                held.append(cost)
         if held and (not tiers or held[-1].tier in tiers):
             rows.append(held[-1])
     return rows
