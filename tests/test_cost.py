@@ -95,10 +95,13 @@ def test_a_file_holding_no_whole_tier_is_not_reported(results, monkeypatch):
     assert costs(results) == []
 
 
+PROBE_TRACKS = ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds")
+
+
 def _grow_suite(results: Path) -> None:
     """The suite after the file was recorded: one probe more in the grid, one benchmark more."""
     benchmarks = json.loads((results / "benchmarks.json").read_text())
-    for name in ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds"):
+    for name in PROBE_TRACKS:
         benchmarks[name]["params"] = [["'mish'", "'logical_not'", "'elu'"]]
     benchmarks["bench_probes.ProbeFailure.track_lowering_failed"] = _meta(
         "bench_probes.ProbeFailure.track_lowering_failed", [["'mish'", "'logical_not'", "'elu'"]], "track",
@@ -106,7 +109,7 @@ def _grow_suite(results: Path) -> None:
     (results / "benchmarks.json").write_text(json.dumps(benchmarks))
     path = results / "box" / "aaaaaaaa-env.json"
     data = json.loads(path.read_text())
-    for name in ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds"):
+    for name in PROBE_TRACKS:
         data["results"][name][COLUMNS.index("params")] = [["'mish'", "'elu'"]]  # its recorded grid
     path.write_text(json.dumps(data))
 

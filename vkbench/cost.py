@@ -105,10 +105,10 @@ def _used_cache(duration_key: str, used: set[str], known: set[str]) -> bool:
 
 
 def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machine: str,
-              newer: frozenset[str] = frozenset()) -> TierCost | None:
+              unrecorded: frozenset[str] = frozenset()) -> TierCost | None:
     """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks.
 
-    ``newer``: benchmarks no file of the results directory holds yet; lacking them is no gap.
+    ``unrecorded``: benchmarks no file of the results directory holds yet; lacking them is no gap.
     """
     pattern = TIERS[tier]
     columns = data["result_columns"]
@@ -125,7 +125,7 @@ def tier_cost(data: dict[str, Any], benchmarks: dict[str, Any], tier: str, machi
         if not chosen:
             continue
         if name not in data["results"]:
-            if name in newer:
+            if name in unrecorded:
                 continue
             return None  # the tier was not (fully) recorded for this commit
         count += 1
@@ -172,12 +172,12 @@ def costs(results_dir: Path, tiers: list[str] | None = None) -> list[TierCost]:
     files = {path: json.loads(path.read_text()) for path in sorted(results_dir.glob("*/*.json"))
              if path.name != "machine.json"}
     recorded = {name for data in files.values() for name in data["results"]}
-    newer = frozenset(name for name in benchmarks if name not in recorded)
+    unrecorded = frozenset(name for name in benchmarks if name not in recorded)
     rows = []
     for path, data in files.items():
         held: list[TierCost] = []
         for tier in TARGET_MINUTES:  # a larger tier must hold more than the smaller one, not only excuses
-            cost = tier_cost(data, benchmarks, tier, path.parent.name, newer)
+            cost = tier_cost(data, benchmarks, tier, path.parent.name, unrecorded)
             if cost is not None and (not held or cost.benchmarks > held[-1].benchmarks):
                 held.append(cost)
         if held and (not tiers or held[-1].tier in tiers):
