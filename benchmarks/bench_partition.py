@@ -19,7 +19,7 @@ built twice.
   machine (its CV was a half to a third of wall time's, docs/suite.md).
 * ``PartitionScalingRecord`` / ``PartitionScalingPhases`` read the record.
 
-Tiers select sizes with asv's ``-b 'name(params)'`` matching (vkbench/tiers.py):
+Tiers select sizes with asv's ``-b 'name(params)'`` matching (vkbench/suite/tiers.py):
 the gate never builds ``Blocks(400)``.
 """
 
@@ -29,13 +29,14 @@ import copy
 import time
 from typing import Any
 
+from vkbench.suite.catalogue import PHASES
+
 from .common import BLOCK_SIZES, cache_directory, quiet, require_vkbench, safe_import, shared_record
 
-scaling, _ = safe_import("vkbench.scaling")  # require_vkbench() reports a failure in setup
-_lowering, _ = safe_import("vkbench.lowering")
+scaling, _ = safe_import("vkbench.workloads.scaling")  # require_vkbench() reports a failure in setup
+_lowering, _ = safe_import("vkbench.core.lowering")
 timed_partition = getattr(_lowering, "timed_partition", None)
 
-PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
 #: Edge programs this benchmark process built (asv re-runs ``setup`` per sample).
 _PROGRAMS: dict[int, Any] = {}
 
@@ -138,7 +139,7 @@ class PartitionScalingPhases(_Blocks):
     track_phase_seconds.unit = "seconds"
 
 
-_fusion, _FUSION_ERROR = safe_import("vkbench.fusion")
+_fusion, _FUSION_ERROR = safe_import("vkbench.workloads.fusion")
 
 
 def _without_horizontal_fusion_record(
@@ -146,13 +147,13 @@ def _without_horizontal_fusion_record(
 ) -> dict[str, Any]:
     """The size's record with torch.fx's horizontal fusion off, shared like :func:`_record`'s.
 
-    Skips (asv) where :mod:`vkbench.fusion` cannot import or refuses the installed torch.
+    Skips (asv) where :mod:`vkbench.workloads.fusion` cannot import or refuses the installed torch.
     ``keep_program`` leaves the edge program in :data:`_PROGRAMS`, built once in this process.
     """
     require_vkbench()
     reason = _FUSION_ERROR or _fusion.unpatchable_reason()
     if reason is not None:
-        raise NotImplementedError(f"vkbench.fusion cannot patch here: {reason}")  # asv: skip
+        raise NotImplementedError(f"vkbench.workloads.fusion cannot patch here: {reason}")  # asv: skip
 
     def make() -> dict[str, Any]:
         _record(directory, blocks, keep_program=True)
@@ -170,7 +171,7 @@ class PartitionWithoutHorizontalFusion(PartitionScaling):
     """What-if: ``PartitionScaling.time_partition`` with torch.fx's horizontal fusion off.
 
     The same timing (fresh copy of the edge program per sample, process CPU
-    seconds) inside :func:`vkbench.fusion.without_horizontal_fusion`: what
+    seconds) inside :func:`vkbench.workloads.fusion.without_horizontal_fusion`: what
     one user-side change to ``propose_partitions`` would save. On ``Blocks(n)``
     the partitions stay the same (``PartitionWithoutHorizontalFusionRecord``).
     Skips on a torch whose ``propose_partitions`` the patch was not checked

@@ -1,6 +1,6 @@
 """Lowering LeRobot policies: how much stays on the CPU, and what lowering costs.
 
-One parameter per policy entry of :mod:`vkbench.policies` (ACT's model, one
+One parameter per policy entry of :mod:`vkbench.workloads.policies` (ACT's model, one
 diffusion UNet step, ...). Every entry is processed once per commit (its
 *record*, made by the first benchmark that needs it, :func:`_row`); the
 ``track_*`` methods read it:
@@ -15,7 +15,7 @@ diffusion UNet step, ...). Every entry is processed once per commit (its
 
 Seconds and memory are ``track_`` values from that one instrumented lowering,
 not asv ``time_``/``peakmem_`` re-runs (a lowering takes seconds to minutes).
-Exported programs come from the on-disk cache (:mod:`vkbench.policies.cache`),
+Exported programs come from the on-disk cache (:mod:`vkbench.workloads.policies.cache`),
 shared by every commit. Entries that cannot be built, exported or lowered
 skip with the stage and the first error line; their work seconds still count.
 """
@@ -24,67 +24,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import cache_directory, quiet, record_path, safe_import, shared_record, skip
+from vkbench.suite.catalogue import FAST_ENTRIES, STAGES, VLA_ENTRIES  # fixed: one grid per commit
 
-_policies, _IMPORT_ERROR = safe_import("vkbench.policies")
+from .common import (
+    cache_directory,
+    note_failure,
+    note_inputs,
+    quiet,
+    record_path,
+    safe_import,
+    shared_record,
+    skip,
+)
 
-#: Fixed here, not read from the measured project, so the grid is the same for every commit.
-FAST_ENTRIES = [
-    "act/model",
-    "diffusion/rgb_encoder",
-    "diffusion/unet_step",
-    "diffusion/sample_loop",
-    "tdmpc/encoder",
-    "tdmpc/pi",
-    "tdmpc/dynamics",
-    "tdmpc/q",
-    "vqbet/rollout",
-    "gaussian_actor/deterministic",
-    "vqbet/rgb_encoder",
-    "vqbet/gpt",
-    "vqbet/action_head",
-    "gaussian_actor/deterministic_without_chunk",
-]
-VLA_ENTRIES = [
-    "pi0/prefix",
-    "pi0/denoise_step",
-    "pi05/prefix",
-    "pi05/denoise_step",
-    "pi0_fast/prefix",
-    "smolvla/prefix",
-    "smolvla/denoise_step",
-    "xvla/prefix",
-    "xvla/denoise_step",
-    "multi_task_dit/encoder",
-    "multi_task_dit/denoise_step",
-    "groot/backbone",
-    "groot/action_step",
-    "eo1/prefix",
-    "eo1/denoise_step",
-    "evo1/embedder",
-    "evo1/action_step",
-    "vla_jepa/backbone",
-    "vla_jepa/action_step",
-    "lingbot_va/action_step",
-    "lingbot_va/video_step",
-    "lingbot_va/action_step_real_rope",
-    "lingbot_va/video_step_real_rope",
-    "wall_x/prefix",
-    "wall_x/denoise_step",
-    "wall_x/denoise_step_without_guards",
-    "fastwam/model",
-    "molmoact2/model",
-    "fastwam/text_encoder",
-    "fastwam/vae_encoder",
-    "fastwam/video_prefill",
-    "fastwam/action_step",
-    "fastwam/text_encoder_masked_zeroing",
-    "fastwam/video_prefill_real_rope",
-    "fastwam/action_step_real_rope",
-    "molmoact2/prefix",
-    "molmoact2/prefix_fixed_layout",
-    "molmoact2/denoise_step",
-]
+_policies, _IMPORT_ERROR = safe_import("vkbench.workloads.policies")
+
 
 
 def _row(directory: str, name: str, full: bool) -> dict[str, Any]:
@@ -107,8 +61,14 @@ def _survey(name: str, full: bool) -> dict[str, Any]:
     entry = _policies.ENTRIES.get(name) if _IMPORT_ERROR is None else None
     if entry is None:
         why = _IMPORT_ERROR or f"{name} is not a policy entry at this commit"
-        return {"status": "blocked", "stage": "import", "error_type": "", "error": why, "seconds": 0.0}
-    return _policies.survey_entry(entry, use_cache=True, partition_only=not full).to_json()
+        row = {"status": "blocked", "stage": "import", "error_type": "", "error": why, "seconds": 0.0}
+    else:
+        row = _policies.survey_entry(entry, use_cache=True, partition_only=not full).to_json()
+    if row.get("status") != "lowered":
+        error = f"{row.get('error_type')}: {row.get('error')}" if row.get("error_type") else row.get("error")
+        note_failure("policy", name, row.get("stage") or "lower", str(error))
+    note_inputs()
+    return row
 
 
 class _Entries:
@@ -152,6 +112,12 @@ class _Counts:
 
     track_cpu_percent.unit = "percent"
 
+    def track_cpu_op_type_share(self, directory: str, entry: str) -> float:
+        """Percent of the entry's unique operator types with a node left on the CPU (executorch#12495)."""
+        return self.coverage["cpu_op_type_percent"]
+
+    track_cpu_op_type_share.unit = "percent"
+
 
 class _Cost:
     """What the entry's one full lowering cost: seconds, memory, program size."""
@@ -174,8 +140,6 @@ class _Cost:
 
     track_program_kb.unit = "KiB"
 
-
-STAGES = ["to_edge", "partition", "preprocess", "to_executorch"]
 
 
 class _Stages:

@@ -16,15 +16,14 @@ lowering, loading, executing or comparing failed (see :mod:`vkbench.execution`).
 
 from __future__ import annotations
 
-from .bench_policies import FAST_ENTRIES, VLA_ENTRIES
+# The grids are fixed in the catalogue, not read from the measured project: one grid per commit.
+from vkbench.suite.catalogue import FAST_ENTRIES, RUNNERS, VLA_ENTRIES
+from vkbench.suite.catalogue import RUNTIME_BACKENDS as BACKENDS
+from vkbench.suite.catalogue import RUNTIME_ENTRIES as ENTRIES
+
 from .common import require_import, safe_import, skip
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
-
-#: Fixed here, not read from the measured project, so the grid is the same for every commit.
-ENTRIES = ["act/model", "tdmpc/encoder", "tdmpc/pi", "tdmpc/dynamics", "tdmpc/q"]
-BACKENDS = ["vulkan", "xnnpack", "portable"]
-RUNNERS = ["python", "native"]
 
 
 def _require() -> None:

@@ -40,6 +40,18 @@ class ProbeCoverage(_Probes):
 
     track_vulkan_programs.unit = "programs"
 
+    def track_cpu_node_share(self, cache: dict[str, dict], case: str) -> float:
+        """Percent of compute nodes left on the CPU (pytorch/executorch#12495 asks for the share)."""
+        return cache[case]["cpu_percent"]
+
+    track_cpu_node_share.unit = "percent"
+
+    def track_cpu_op_type_share(self, cache: dict[str, dict], case: str) -> float:
+        """Percent of the graph's unique operator types with a node left on the CPU."""
+        return cache[case]["cpu_op_type_percent"]
+
+    track_cpu_op_type_share.unit = "percent"
+
 
 class ProbeWork(_Probes):
     def track_work_seconds(self, cache: dict[str, dict], case: str) -> float:

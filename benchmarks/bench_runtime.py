@@ -14,15 +14,13 @@ dispatches per step) stops executing near n = 1000.
 
 from __future__ import annotations
 
-from .common import PROBE_NAMES, require_import, safe_import, skip
+from vkbench.suite.catalogue import MANY_SIZES as SIZES
+from vkbench.suite.catalogue import PROBE_WORKLOADS, RUNNERS  # probes as runtime workloads
+
+from .common import require_import, safe_import, skip
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 _step_limit, _ = safe_import("vkbench.execution.step_limit")
-
-SIZES = [500, 1000, 1500, 2000, 4000]
-RUNNERS = ["python", "native"]
-#: The op probes as runtime workloads (bench_probes lowers them; this runs them).
-PROBE_WORKLOADS = [f"probe/{name}" for name in PROBE_NAMES]
 
 
 def _require() -> None:

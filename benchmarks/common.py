@@ -16,12 +16,20 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import re
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
+
+# The fixed parameter grids come from the suite's catalogue, the names the result readers use,
+# so a renamed class or a changed grid fails tests/test_catalogue.py instead of silently
+# emptying a chart. The catalogue imports nothing heavy, and its grids are fixed there, not read
+# from the measured project, so every commit shares one parameter product.
+from vkbench.suite.catalogue import BLOCK_SIZES, PROBE_NAMES  # noqa: F401 - the modules' grids
 
 
 def quiet() -> None:
@@ -44,18 +52,8 @@ def safe_import(name: str) -> tuple[ModuleType | None, str | None]:
 
 
 quiet()
-probes, IMPORT_ERROR = safe_import("vkbench.probes")  # imports the lowering path (and executorch)
+probes, IMPORT_ERROR = safe_import("vkbench.workloads.probes")  # imports the lowering path (and executorch)
 quiet()  # importing the Vulkan partitioner set the root logger to INFO
-
-#: Probe names are fixed here, not read from the measured project, so the
-#: parameter grid is the same for every commit.
-PROBE_NAMES = [
-    "linear_f32", "linear_bf16", "conv2d_batch1", "conv2d_batch2", "elu", "mish", "var",
-    "conv_transpose1d", "index_put", "split_one_piece", "mha_cross", "index_dim1",
-    "layer_norm_no_affine", "logical_not",
-]
-#: ``Blocks(n)`` sizes; the gate tier selects the first three (vkbench/tiers.py).
-BLOCK_SIZES = [50, 100, 200, 400]
 
 
 def skip(reason: str) -> NoReturn:
@@ -78,7 +76,58 @@ def require_vkbench() -> None:
 def lower_probe(name: str) -> dict[str, Any]:
     """Coverage of one probe as JSON, or ``{"error": ...}`` when lowering fails."""
     require_vkbench()
-    return probes.probe_coverage(name)
+    record = probes.probe_coverage(name)
+    if "error" in record:
+        note_failure("probe", name, record.get("failed_stage") or "lower", record["error"])
+    note_inputs()
+    return record
+
+
+_NOTED_INPUTS: set[str] = set()
+
+
+def note_inputs() -> None:
+    """Log the ``executorch`` modules this process has imported so far (new ones only).
+
+    A commit whose lowering imports a module outside its class's input set
+    (:mod:`vkbench.suite.fingerprint`) shows it here; ``vkbench history classes``
+    then widens the set and re-classifies. Same log, same switch as :func:`note_failure`.
+    """
+    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
+    if not log or "executorch" not in sys.modules:
+        return
+    root = Path(next(iter(sys.modules["executorch"].__path__))).resolve()
+    files = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and Path(path).resolve().is_relative_to(root):
+            files.add(f"{root.name}/{Path(path).resolve().relative_to(root).as_posix()}")
+    new = files - _NOTED_INPUTS
+    if not new:
+        return
+    _NOTED_INPUTS.update(new)
+    line = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""),
+            "kind": "inputs", "files": sorted(new)}
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def note_failure(kind: str, workload: str, stage: str, error: str) -> None:
+    """Keep why a workload failed: asv stores its points as NaN and prints the reason only on stderr.
+
+    One JSON line per failed workload, appended to ``$VKBENCH_FAILURE_LOG``
+    (set by ``vkbench record`` and ``vkbench upstream``, which then store the
+    reasons beside asv's result files, :mod:`vkbench.results.recording`),
+    tagged with the commit and environment asv runs (``ASV_COMMIT``,
+    ``ASV_ENV_NAME``). Without the variable (plain ``asv run``) nothing is written.
+    """
+    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
+    if not log:
+        return
+    line = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""),
+            "kind": kind, "workload": workload, "stage": stage, "error": str(error)}
+    with open(log, "a", encoding="utf-8") as out:  # one short append per line: safe across processes
+        out.write(json.dumps(line) + "\n")
 
 
 def cache_directory() -> str:

@@ -19,8 +19,8 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 @pytest.fixture(scope="session")
 def probe_coverage():
     """Coverage of every seed probe (not the upstream-bug repros) through vkbench's lowering path."""
-    from vkbench.lowering import lower
-    from vkbench.probes import PROBES, build_probe
+    from vkbench.core.lowering import lower
+    from vkbench.workloads.probes import PROBES, build_probe
 
     logging.getLogger().setLevel(logging.WARNING)
     results = {}

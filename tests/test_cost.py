@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from vkbench.cost import costs
-from vkbench.tiers import TIERS
+from vkbench.results.cost import costs
+from vkbench.suite import catalogue
+from vkbench.suite.tiers import TIERS
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
            "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples", "profile"]
@@ -35,10 +36,10 @@ def results(tmp_path: Path) -> Path:
     benchmarks = {
         meta["name"]: meta for meta in (
             _meta("bench_probes.ProbeCoverage.track_cpu_ops", probes, "track", "bench_probes:20"),
-            _meta("bench_probes.ProbeCoverage.track_work_seconds", probes, "track", "bench_probes:20"),
+            _meta("bench_probes.ProbeWork.track_work_seconds", probes, "track", "bench_probes:20"),
             _meta("bench_partition.PartitionScaling.time_partition", [["50", "400"]], "time", None),
-            _meta("bench_policies.PolicyPartition.track_work_seconds", policy, "track", "bench_policies:1"),
-            _meta("bench_policies.PolicyLowering.track_work_seconds", policy, "track", "bench_policies:2"),
+            _meta(catalogue.POLICY_WORK.name, policy, "track", "bench_policies:1"),
+            _meta(catalogue.POLICY_LOWERING_WORK.name, policy, "track", "bench_policies:2"),
         )
     } | {"version": 2}
     (tmp_path / "benchmarks.json").write_text(json.dumps(benchmarks))
@@ -49,10 +50,10 @@ def results(tmp_path: Path) -> Path:
         "commit_hash": "a" * 40, "result_columns": COLUMNS,
         "results": {
             "bench_probes.ProbeCoverage.track_cpu_ops": _entry([1, 0], 2.0),
-            "bench_probes.ProbeCoverage.track_work_seconds": _entry([3.0, None], 2.0),
+            "bench_probes.ProbeWork.track_work_seconds": _entry([3.0, None], 2.0),
             "bench_partition.PartitionScaling.time_partition": _entry([2.0, 60.0], 140.0, repeat=[10, 1]),
-            "bench_policies.PolicyPartition.track_work_seconds": _entry([40.0], 1.0),
-            "bench_policies.PolicyLowering.track_work_seconds": _entry([100.0], 1.0),
+            catalogue.POLICY_WORK.name: _entry([40.0], 1.0),
+            catalogue.POLICY_LOWERING_WORK.name: _entry([100.0], 1.0),
         },
         "durations": {"<setup_cache bench_probes:20>": 10.0, "<setup_cache bench_policies:1>": 50.0,
                       "<setup_cache bench_policies:2>": 110.0, "<build>": 5.0},
@@ -95,7 +96,7 @@ def test_a_file_holding_no_whole_tier_is_not_reported(results, monkeypatch):
     assert costs(results) == []
 
 
-PROBE_TRACKS = ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeCoverage.track_work_seconds")
+PROBE_TRACKS = ("bench_probes.ProbeCoverage.track_cpu_ops", "bench_probes.ProbeWork.track_work_seconds")
 
 
 def _grow_suite(results: Path) -> None:
@@ -147,7 +148,7 @@ def test_cost_command_reads_any_results_dir(results):
 
 
 def test_a_setup_cache_recorded_at_another_line_still_counts_for_its_module():
-    from vkbench.cost import _used_cache
+    from vkbench.results.cost import _used_cache
 
     known = {"bench_probes:20", "bench_policies:2"}
     used = {"bench_probes:20"}

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import pytest
 
+from vkbench.results.asv_files import read_dir
 from vkbench.site import external_resources
 from vkbench.site.dashboard import RESULTS_ROOT, load_scaling, load_survey, load_upstream, write_dashboard
+from vkbench.suite import catalogue
 
 pytest.importorskip("matplotlib")
 
@@ -185,9 +187,9 @@ def synthetic_results(results: Path) -> Path:
     for commit, date, elu, alpha in ((COMMIT_A, 1_700_000_000_000, 1, 7),
                                      (COMMIT_B, 1_710_000_000_000, 0, 6)):
         _asv(results / "upstream" / "testbox" / f"{commit[:8]}-virtualenv-py3.12.json", commit, date, {
-            "bench_probes.ProbeCoverage.track_cpu_ops": [[elu, 0], [probes]],
-            "bench_probes.ProbeCoverage.track_vulkan_programs": [[1 - elu, 1], [probes]],
-            "bench_policies.PolicyCoverage.track_cpu_ops": [[alpha, math.nan], [entries]],
+            catalogue.PROBE_CPU_OPS.name: [[elu, 0], [probes]],
+            catalogue.PROBE_PROGRAMS.name: [[1 - elu, 1], [probes]],
+            catalogue.POLICY_CPU_OPS.name: [[alpha, math.nan], [entries]],
         })
     return results
 
@@ -239,13 +241,44 @@ def test_dashboard_of_the_committed_results(pages: Path, server: str, tmp_path: 
     print(f"screenshot: {shot}")
 
 
+def test_every_chart_the_committed_results_feed_has_a_point(pages: Path, server: str, tmp_path: Path) -> None:
+    """A benchmark the committed results hold draws its chart: a renamed reader name cannot hide one.
+
+    The expected charts come from the results model, not from the dashboard's loaders: every
+    workload that a per-commit coverage track holds (probes, fast policies, VLA entries) has its
+    history chart, with a value or a failure mark on at least one commit.
+    """
+    dom_text = browse(f"{server}/committed/index.html", tmp_path, "--dump-dom").stdout
+    dom = check_offline_page(dom_text, pages / "committed" / "index.html")
+    found = read_dir(RESULTS_ROOT / "upstream")
+    expected: dict[str, set[str]] = {}
+    for record in found.files:
+        for kind, bench in (("probe", catalogue.PROBE_CPU_OPS), ("policy", catalogue.POLICY_CPU_OPS),
+                            ("policy", catalogue.VLA_CPU_OPS)):
+            for point in record.points(bench.name):
+                expected.setdefault(bench.name, set()).add(f"upstream-{kind}-{point.params[0]}")
+    assert set(expected) == {catalogue.PROBE_CPU_OPS.name, catalogue.POLICY_CPU_OPS.name,
+                             catalogue.VLA_CPU_OPS.name}, "the committed history lost a coverage track"
+    charts = {p for p in dom.plots if p.startswith("upstream-")}
+    for bench, wanted in expected.items():
+        assert wanted <= charts, (bench, sorted(wanted - charts)[:5])
+        assert bench in dom_text, f"{bench} feeds charts but the page does not cite it"
+    upstream = load_upstream(RESULTS_ROOT)
+    for series in upstream.series:
+        values = [v for line in series.cpu_ops.values() for v in line if v is not None]
+        assert values or series.failures, f"{series.kind} {series.name}: a chart without a point"
+    if load_scaling(RESULTS_ROOT):
+        assert "scaling" in dom.plots
+
+
 def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path) -> None:
     from vkbench.site.runtime_page import _default_cap
 
     dom_text = browse(f"{server}/synthetic/index.html", tmp_path, "--dump-dom").stdout
     dom = check_offline_page(dom_text, pages / "synthetic" / "index.html")
     assert dom.plots == ["share", "blockers", "scaling", "upstream-probe-elu", "upstream-probe-linear_f32",
-                         "upstream-policy-alpha/model", "step-limits", "ladder"]
+                         "upstream-policy-alpha/model", "upstream-policy-gamma/model",  # gamma: failed twice
+                         "step-limits", "ladder"]
     assert dom.svgs == len(dom.plots)
     assert dom.exponents == ["k = 1.50"]  # 2 s x (n/50)^1.5, the 400-block NaN left out
     headlines = dict(zip(SECTIONS, dom.headlines, strict=True))
@@ -254,8 +287,9 @@ def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path
     assert headlines["blockers"].startswith("aten.elu.default keeps the most nodes on the CPU (6 in 1 entry)")
     assert "n^1.50" in headlines["scaling"] and "propose_partitions" in headlines["scaling"]
     assert headlines["upstream"].startswith("2 upstream commits recorded")
-    assert f"elu 1 → 0 CPU ops at {COMMIT_B[:8]} (v9.9.9)" in headlines["upstream"]
-    assert f"alpha/model 7 → 6 CPU ops at {COMMIT_B[:8]}" in headlines["upstream"]
+    # no classes of the range in the synthetic results: steps are ranges between recorded neighbours
+    assert f"elu 1 → 0 CPU ops between {COMMIT_A[:8]} and {COMMIT_B[:8]} (v9.9.9)" in headlines["upstream"]
+    assert f"alpha/model 7 → 6 CPU ops between {COMMIT_A[:8]}" in headlines["upstream"]
     cap = _default_cap()
     assert f"stops at {cap - 3000:,} steps on gpu" in headlines["step-limits"]
     assert f"reaches the {cap:,}-step cap" in headlines["step-limits"]

@@ -1,4 +1,4 @@
-"""vkbench.fusion: torch.fx's propose_partitions without horizontal fusion (a what-if patch)."""
+"""vkbench.workloads.fusion: torch.fx's propose_partitions without horizontal fusion (a what-if patch)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import copy
 import pytest
 import torch
 
-from vkbench import fusion
-from vkbench.graphs import Fn
-from vkbench.lowering import lower, timed_partition
-from vkbench.scaling import blocks_edge_program
+from vkbench.core.lowering import lower, timed_partition
+from vkbench.workloads import fusion
+from vkbench.workloads.graphs import Fn
+from vkbench.workloads.scaling import blocks_edge_program
 
 Partitioner = fusion._partitioner_class()
 BLOCKS = 8
@@ -60,7 +60,7 @@ def test_torch_is_restored_on_exit_and_on_error():
     with fusion.without_horizontal_fusion():
         patched = vars(Partitioner)["propose_partitions"]
         assert patched is not original
-        assert patched.__code__.co_filename.startswith("<vkbench.fusion")
+        assert patched.__code__.co_filename.startswith("<vkbench.workloads.fusion")
     assert vars(Partitioner)["propose_partitions"] is original
     with pytest.raises(KeyError), fusion.without_horizontal_fusion():
         raise KeyError("inside")

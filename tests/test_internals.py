@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from vkbench.phases import PhaseClock, patched
-from vkbench.reasons import NOT_REPORTED, SkipReasons, recording_skip_reasons
+from vkbench.core.phases import PhaseClock, patched
+from vkbench.core.reasons import NOT_REPORTED, SkipReasons, recording_skip_reasons
 
 
 class Owner:
@@ -80,7 +80,7 @@ def test_partitioner_chatter_does_not_reach_the_root_handlers(caplog):
 
 @pytest.mark.parametrize("bad", ["0", "-3", "x"])
 def test_positive_size_rejects(bad):
-    from vkbench.graphs import positive_size
+    from vkbench.workloads.graphs import positive_size
 
     with pytest.raises(ValueError):
         positive_size(bad)
@@ -90,7 +90,7 @@ def test_a_crash_inside_the_partitioner_names_the_partition_stage(monkeypatch):
     import torch
     from executorch.backends.vulkan.partitioner import vulkan_partitioner
 
-    from vkbench.lowering import LoweringError, lower
+    from vkbench.core.lowering import LoweringError, lower
 
     def broken(self, exported_program):
         raise AttributeError("'list' object has no attribute 'shape'")
@@ -105,7 +105,7 @@ def test_a_crash_inside_the_partitioner_names_the_partition_stage(monkeypatch):
 def test_child_stderr_is_captured_echoed_and_attached(capsys):
     import subprocess
 
-    from vkbench.failures import child_stderr_captured, first_error_line
+    from vkbench.core.failures import child_stderr_captured, first_error_line
 
     script = ("import sys; print('note: fine', file=sys.stderr); "
               "print('fatal: no kernel', file=sys.stderr); sys.exit(3)")
@@ -122,7 +122,7 @@ def test_child_stderr_is_captured_echoed_and_attached(capsys):
 
 
 def test_first_error_line_of_a_plain_exception():
-    from vkbench.failures import first_error_line
+    from vkbench.core.failures import first_error_line
 
     assert first_error_line(ValueError("\n  bad shape\nmore")) == "bad shape"
 
@@ -130,7 +130,7 @@ def test_first_error_line_of_a_plain_exception():
 def test_a_child_error_label_on_its_own_line_is_joined_with_its_message():
     import subprocess
 
-    from vkbench.failures import first_error_line
+    from vkbench.core.failures import first_error_line
 
     stderr = b"error:\n  schema.json:3: 7: error: bad value\n"
     error = subprocess.CalledProcessError(1, ["flatc"], stderr=stderr)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from vkbench import ledger
+from vkbench.suite import ledger
 
 
 @pytest.fixture
@@ -50,7 +50,8 @@ def test_results_are_rekeyed_when_an_older_release_is_inserted(ledger_paths):
     machine = ledger.RESULTS_DIR / "m"
     machine.mkdir(parents=True)
     old, new = "1" * 40, "2" * 40
-    (machine / f"{old[:8]}-existing-py.json").write_text(json.dumps({"commit_hash": old, "results": {}}))
+    asv_file = {"commit_hash": old, "result_columns": ["result"], "results": {}}
+    (machine / f"{old[:8]}-existing-py.json").write_text(json.dumps(asv_file))
     (machine / "machine.json").write_text("{}")
     ledger.rekey_results({old: new})
     moved = machine / f"{new[:8]}-existing-py.json"
@@ -82,7 +83,7 @@ def test_results_are_filed_under_a_path_independent_environment(ledger_paths):
     commit = "3" * 40
     first = {"commit_hash": commit, "env_name": "existing-py_a_bin_python", "date": 1,
              "params": {"machine": "m", "python": "/a/bin/python"}, "python": "/a/bin/python",
-             "results": {"b.track_x": [[1]]}, "durations": {}}
+             "result_columns": ["result"], "results": {"b.track_x": [[1]]}, "durations": {}}
     (machine / f"{commit[:8]}-existing-py_a_bin_python.json").write_text(json.dumps(first))
     target = ledger.normalize_results(commit, "m")
     second = dict(first, env_name="existing-py_b_bin_python", results={"b.track_y": [[2]]}, date=2)

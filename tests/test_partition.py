@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from vkbench.scaling import loglog_exponent
+from vkbench.workloads.scaling import loglog_exponent
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +54,6 @@ def test_loglog_exponent_recovers_a_power_law():
 
 @pytest.mark.slow
 def test_blocks_200_partitions():
-    from vkbench.scaling import measure
+    from vkbench.workloads.scaling import measure
 
     assert measure(200).partitions == 201

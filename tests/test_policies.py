@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
-policies = pytest.importorskip("vkbench.policies")
+policies = pytest.importorskip("vkbench.workloads.policies")
 
-from vkbench.lowering import STAGES  # noqa: E402
-from vkbench.policies import ENTRIES, Entry, Row  # noqa: E402
+from vkbench import cli  # noqa: E402
+from vkbench.core.lowering import STAGES  # noqa: E402
+from vkbench.workloads.policies import ENTRIES, Entry, Row  # noqa: E402
 
 FAST = ["act", "diffusion", "tdmpc", "vqbet", "gaussian_actor"]
 #: What-if and rewrite variants (``notes`` "what-if: ..." / "rewrite: ...") lower through their base
@@ -39,7 +40,7 @@ def fast_rows() -> dict[str, Row]:
 
 
 def independent_counts(name: str) -> tuple[int, Counter]:
-    """(Vulkan programs, CPU compute ops) from executorch directly, without vkbench.lowering."""
+    """(Vulkan programs, CPU compute ops) from executorch directly, without vkbench.core.lowering."""
     from executorch.backends.vulkan.partitioner.vulkan_partitioner import VulkanPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
@@ -133,7 +134,7 @@ def test_known_blockers_keep_their_rows(fast_rows):
 
 def test_vqbet_part_entries_take_what_the_rollout_feeds_them():
     """The per-network VQ-BeT entries' inputs are the shapes ``vqbet(batch, rollout=True)`` passes."""
-    from vkbench.policies.classic import _vqbet_policy, _VQBeTHeadPredictions
+    from vkbench.workloads.policies.classic import _vqbet_policy, _VQBeTHeadPredictions
 
     torch.manual_seed(0)
     model = _vqbet_policy().eval().vqbet
@@ -220,13 +221,13 @@ def test_export_cache_round_trip(tmp_path, monkeypatch, fast_rows):
 
 
 def test_unknown_policy_exits_2_with_one_line(capsys):
-    assert policies.run_policies_command(["no_such_policy"], "table") == 2
+    assert cli.main(["policies", "--policy", "no_such_policy"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1 and "no_such_policy" in err
 
 
 def test_command_prints_rows(capsys):
-    assert policies.run_policies_command(["tdmpc/pi"], "json") == 0
+    assert cli.main(["policies", "--policy", "tdmpc/pi", "--json"]) == 0
     out, err = capsys.readouterr()
     data = json.loads(out)
     assert [r["entry"] for r in data["rows"]] == ["tdmpc/pi"]
@@ -265,7 +266,7 @@ def test_wall_x_prefix_and_step_are_one_euler_step_of_predict():
     """prefix + denoise_step reproduce ``Qwen2_5_VLMoEForAction.predict`` (diffusion, one Euler step)."""
     pytest.importorskip("peft")
     pytest.importorskip("torchdiffeq")
-    from vkbench.policies import wall_x
+    from vkbench.workloads.policies import wall_x
 
     model = wall_x._model()
     model.to_bfloat16_for_selected_params()  # as WallXPolicy does: predict() casts to bfloat16
@@ -292,7 +293,7 @@ def test_json_output_is_only_json(capsys):
     """Policy builders print to stdout (lerobot's parameter counts); --json must stay parseable."""
     import json
 
-    assert policies.run_policies_command(["tdmpc/pi"], "json") == 0
+    assert cli.main(["policies", "--policy", "tdmpc/pi", "--json"]) == 0
     out = capsys.readouterr().out
     assert json.loads(out)["rows"][0]["entry"] == "tdmpc/pi"
 
@@ -301,7 +302,7 @@ def test_an_export_failure_is_cached_like_a_program(tmp_path, monkeypatch):
     """torch.export does not involve ExecuTorch: a failing export fails for every commit, so it is cached."""
     import torch
 
-    from vkbench.policies.registry import Entry
+    from vkbench.workloads.policies.registry import Entry
 
     class DataDependent(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -328,9 +329,9 @@ def test_an_export_failure_is_cached_like_a_program(tmp_path, monkeypatch):
 def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept():
     """smolvla's blocker in one op: the default config stops at to_edge; with the op on the CPU
     the rest lowers, and the row says both."""
-    from vkbench.graphs import Fn
-    from vkbench.policies.registry import Entry
-    from vkbench.policies.survey import _cells, survey_entry
+    from vkbench.workloads.graphs import Fn
+    from vkbench.workloads.policies.registry import Entry
+    from vkbench.workloads.policies.survey import _cells, survey_entry
 
     boundaries = torch.linspace(-1, 1, 5)
     module = Fn(lambda t: torch.bucketize(torch.relu(t) * 2.0, boundaries) + 1)
@@ -343,8 +344,8 @@ def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept
 
 
 def test_a_row_still_blocked_after_letting_ops_through_keeps_the_default_blocker_and_says_what_came_next():
-    from vkbench.policies import Row
-    from vkbench.policies.survey import _cells
+    from vkbench.workloads.policies import Row
+    from vkbench.workloads.policies.survey import _cells
 
     row = Row("smolvla/prefix", "smolvla", "blocked", stage="to_edge", error_type="SpecViolationError",
               error="Operator torch._ops.aten.bucketize.Tensor is not in Core ATen opset",

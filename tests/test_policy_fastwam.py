@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vkbench.policies import ENTRIES
+from vkbench.workloads.policies import ENTRIES
 
 _PARTS = ("text_encoder", "vae_encoder", "video_prefill", "action_step")
 _REWRITES = {
@@ -52,7 +52,7 @@ def test_fastwam_wrappers_are_one_step_of_predict_action_chunk(monkeypatch):
     from lerobot.policies.fastwam import modeling_fastwam
     from lerobot.utils.constants import OBS_STATE
 
-    from vkbench.policies import fastwam
+    from vkbench.workloads.policies import fastwam
 
     cfg = fastwam.config()
     ids, mask = fastwam.text_inputs(cfg)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import torch
 
-pytest.importorskip("vkbench.policies")
+pytest.importorskip("vkbench.workloads.policies")
 
-from vkbench.policies import ENTRIES  # noqa: E402
+from vkbench.workloads.policies import ENTRIES  # noqa: E402
 
 pytest.importorskip("transformers")
 
@@ -30,7 +30,7 @@ def test_molmoact2_entries_and_the_rewrite_note():
 
 @pytest.fixture(scope="module")
 def built() -> tuple[Any, dict[str, torch.Tensor]]:
-    from vkbench.policies import molmoact2
+    from vkbench.workloads.policies import molmoact2
 
     torch.manual_seed(0)
     return molmoact2._policy(), molmoact2.model_inputs()
@@ -39,7 +39,7 @@ def built() -> tuple[Any, dict[str, torch.Tensor]]:
 @pytest.mark.slow
 def test_molmoact2_prefix_and_steps_reproduce_predict_action_chunk(built):
     """prefix + 10 x denoise_step (with lerobot's cached modulations) == ``predict_action_chunk``."""
-    from vkbench.policies import molmoact2
+    from vkbench.workloads.policies import molmoact2
 
     policy, inputs = built
     with torch.no_grad():
@@ -64,7 +64,7 @@ def test_molmoact2_prefix_and_steps_reproduce_predict_action_chunk(built):
 @pytest.mark.slow
 def test_molmoact2_fixed_layout_rewrite_computes_what_the_prefix_computes(built):
     """The export rewrite only re-expresses ragged glue: same keys, values and cross-attention mask."""
-    from vkbench.policies import molmoact2
+    from vkbench.workloads.policies import molmoact2
 
     policy, inputs = built
     with torch.no_grad():

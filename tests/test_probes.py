@@ -9,9 +9,9 @@ import sys
 import pytest
 import torch
 
-from vkbench.graphs import Fn
-from vkbench.lowering import lower
-from vkbench.reasons import NOT_PARTITIONED, NOT_REPORTED
+from vkbench.core.lowering import lower
+from vkbench.core.reasons import NOT_PARTITIONED, NOT_REPORTED
+from vkbench.workloads.graphs import Fn
 
 # (Vulkan programs, sorted distinct CPU ops) -- the seed's output, executorch 1.5.1.
 SEED_TABLE = {
@@ -134,8 +134,8 @@ def test_cli_bad_input_from_the_shell():
 
 def test_partition_only_gives_the_full_lowerings_counts(probe_coverage):
     """The gate's partition-only pass counts what the full lowering delegates, without codegen."""
-    from vkbench.lowering import lower
-    from vkbench.probes import build_probe
+    from vkbench.core.lowering import lower
+    from vkbench.workloads.probes import build_probe
 
     for name in probe_coverage:  # the seed probes (the upstream-bug repros are tested below)
         module, inputs = build_probe(name)
@@ -152,8 +152,8 @@ def test_a_failing_tool_inside_lowering_names_its_own_error(monkeypatch, tmp_pat
     """flatc failing with exit 1: the LoweringError carries flatc's first error line."""
     from executorch.exir._serialize import _flatbuffer
 
-    from vkbench.lowering import LoweringError, lower
-    from vkbench.probes import build_probe
+    from vkbench.core.lowering import LoweringError, lower
+    from vkbench.workloads.probes import build_probe
 
     tool = tmp_path / "flatc"
     tool.write_text("#!/bin/sh\necho 'flatc: warning: ignored' >&2\necho 'flatc: error: schema broken' >&2\n"
@@ -169,7 +169,7 @@ def test_a_failing_tool_inside_lowering_names_its_own_error(monkeypatch, tmp_pat
 
 def test_upstream_bug_probes_reproduce_the_policy_failures():
     """The minimal repros fail exactly as the policies do on executorch 1.5.1 (as far as lowering goes)."""
-    from vkbench.probes import PROBES, probe_coverage
+    from vkbench.workloads.probes import PROBES, probe_coverage
 
     bugs = sorted(name for name, probe in PROBES.items() if probe.upstream_bug)
     assert bugs == ["index_dim1", "layer_norm_no_affine", "logical_not", "mha_cross", "split_one_piece"]

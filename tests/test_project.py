@@ -60,20 +60,20 @@ def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path):
     """asv's forkserver (suite imported once) in the shipped config and every config derived from it."""
     from asv.util import load_json
 
-    from vkbench.build.__main__ import conf
-    from vkbench.ledger import write_ledger_config
-    from vkbench.upstream import write_config
+    from vkbench.build.hooks import write_full_conf
+    from vkbench.suite.ledger import write_ledger_config
+    from vkbench.suite.upstream import write_config
 
     shipped = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     assert shipped["launch_method"] == "forkserver"
-    assert conf(["--out", str(tmp_path / "full.conf.json")]) == 0
+    assert write_full_conf(tmp_path / "full.conf.json") == tmp_path / "full.conf.json"
     upstream = write_config(tmp_path / "upstream.conf.json")
     for path in (tmp_path / "full.conf.json", upstream, write_ledger_config()):
         assert json.loads(path.read_text())["launch_method"] == "forkserver", path
 
 
 def test_docs_sections_each_live_in_one_file_and_refresh_in_place(tmp_path):
-    from vkbench import docs
+    from vkbench.site import docs
 
     for name in docs.SECTIONS:  # every generated section has a home in docs/
         assert docs.section_file(name).parent.name == "docs", name

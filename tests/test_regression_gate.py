@@ -105,7 +105,7 @@ def make_fixture_repo(repo: Path) -> dict[str, str]:
 
 
 def gate_config(tmp: Path, repo: Path) -> Path:
-    from vkbench.build.__main__ import derived_config
+    from vkbench.build.hooks import derived_config
 
     config = derived_config()
     bench = tmp / "benchmarks"

@@ -11,6 +11,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from vkbench.site import runtime_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,10 +29,13 @@ def _write_machine(folder: Path, name: str, results: dict[str, list]) -> None:
     }))
 
 
-def test_rows_limits_and_per_n_values(tmp_path):
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """``results/releases``: one machine with runtime results (policy and probe ladder rows), one without."""
+    folder = tmp_path / "releases"
     sizes, runners = ["500", "1000", "1500"], ["'python'", "'native'"]
     native = [[None, 0.005, None, 0.011, None, None], [sizes, runners], "h", 0, 1]  # (n, runner) product
-    _write_machine(tmp_path, "gpu-tracer-on", {
+    _write_machine(folder, "gpu-tracer-on", {
         "bench_runtime.StepLimit.track_steps_short_of_cap": [[None, 2977], [runners], "h", 0, 1],
         "bench_runtime.ManyRuntime.track_execute_seconds": native,
         "bench_runtime.ManyRuntime.track_us_per_dispatch": [
@@ -42,13 +47,40 @@ def test_rows_limits_and_per_n_values(tmp_path):
         "bench_policy_runtime.PolicyRuntime.track_forward_seconds": [
             [None, 0.003, None, 0.004, None, None, None, 0.2],
             [["'tdmpc/pi'", "'tdmpc/q'"], ["'vulkan'", "'xnnpack'"], runners], "h", 0, 1],
+        "bench_runtime.ProbeLadder.track_rungs_short": [  # probes: matches, not lowered, lowered
+            [None, 0, None, 4, None, 3], [["'probe/mish'", "'probe/elu'", "'probe/var'"], runners],
+            "h", 0, 1],
     })
-    _write_machine(tmp_path, "cpu-only", {  # eager alone is not a runtime result
+    _write_machine(folder, "cpu-only", {  # eager alone is not a runtime result
         "bench_runtime.ManyEager.time_eager": [[0.003, 0.006, 0.01], [sizes], "h", 0, 1],
         "bench_runtime.ManyRuntime.track_execute_seconds": [None, [sizes, runners], "h", 0, 1],
     })
-    rows = runtime_page.machine_rows(tmp_path)
+    return folder
+
+
+def runtime_files(folder: Path) -> list[Path]:
+    """Result files holding a runtime benchmark with a value (eager alone is none), read as plain JSON:
+    an independent count of what :func:`runtime_page.machine_rows` must return."""
+    held = []
+    for path in sorted(folder.glob("*/*.json")):
+        if path.name == "machine.json":
+            continue
+        data = json.loads(path.read_text())
+        for name, row in data.get("results", {}).items():
+            if not name.startswith(("bench_runtime.", "bench_policy_runtime.")) or name.startswith(
+                    "bench_runtime.ManyEager."):
+                continue
+            values = row[0] if isinstance(row[0], list) else [row[0]]
+            if any(isinstance(v, int | float) and not math.isnan(v) for v in values):
+                held.append(path)
+                break
+    return held
+
+
+def test_rows_limits_and_per_n_values(results):
+    rows = runtime_page.machine_rows(results)
     assert [row["machine"] for row in rows] == ["gpu-tracer-on"]
+    assert len(rows) == len(runtime_files(results)) == 1
     limit = rows[0]["limits"]["C++ runner"]
     assert limit["limit"] == limit["cap"] - 2977
     assert rows[0]["many"][1000]["µs per dispatch (C++ runner)"] == 5.5
@@ -63,15 +95,56 @@ def test_rows_limits_and_per_n_values(tmp_path):
     assert policies[("C++ runner", "tdmpc/q", "vulkan")]["forward"] is None
     expected_row = ["gpu-tracer-on", "C++ runner", "tdmpc/q", "xnnpack", "200.00 ms", "—"]
     assert expected_row in runtime_page.policy_rows(rows)
-    assert runtime_page.ladder_table(rows) == (
-        ["entry", "gpu-tracer-on (C++ runner)"], [["act/model", "lowered"], ["tdmpc/pi", "matches"]])
+    headers, ladder = runtime_page.ladder_table(rows)  # policy entries first, probes after them
+    assert (headers, ladder) == (["entry", "gpu-tracer-on (C++ runner)"], [
+        ["act/model", "lowered"], ["tdmpc/pi", "matches"],
+        ["probe/elu", "not lowered"], ["probe/mish", "matches"], ["probe/var", "lowered"]])
     page = runtime_page.render(rows, [])
-    assert "How far each policy entry gets on Vulkan" in page
+    assert "How far each policy entry and probe gets on Vulkan" in page
     assert "gpu-tracer-on" in page and "5.50" in page and "cpu-only" not in page
+
+
+def test_ladder_counts_probes_apart_from_policy_entries(results):
+    """A ``probe/<name>`` row is a probe: the headline counts 2 policy entries and 3 probes, not 5 entries."""
+    headers, ladder = runtime_page.ladder_table(runtime_page.machine_rows(results))
+    counts = runtime_page.ladder_counts(headers, ladder)["gpu-tracer-on (C++ runner)"]
+    assert counts["policy entries"] == {"matches": 1, "lowered": 1}
+    assert counts["probes"] == {"matches": 1, "lowered": 1, "not lowered": 1}
+    headline = runtime_page.ladder_headline(headers, ladder)
+    assert headline == ("1 of 2 policy entries match eager PyTorch on Vulkan (gpu-tracer-on (C++ runner)); "
+                        "1 of 3 probes match")
+    policies_only = [row for row in ladder if not row[0].startswith("probe/")]  # the format without probes
+    assert runtime_page.ladder_headline(headers, policies_only) == (
+        "1 of 2 policy entries match eager PyTorch on Vulkan (gpu-tracer-on (C++ runner))")
+    from vkbench.site.dashboard import ladder_section
+
+    section = ladder_section((headers, ladder))
+    assert section.headline == headline
+    assert '<div class="table-scroll"><table class="ladder">' in section.body  # scrolls inside its card
+    assert section.body.count('<tr class="probe">') == 3 and section.body.count('<tr class="policy">') == 2
+
+
+def test_written_page_shows_every_row(results, tmp_path):
+    """``write`` reports and renders one block per result file with runtime values: never zero here."""
+    html_root = tmp_path / "html"
+    html_root.mkdir()
+    shown = runtime_page.write(html_root, results, tmp_path / "no-runs")
+    assert shown == len(runtime_files(results)) == 1
+    page = (html_root / "runtime.html").read_text()
+    assert page.count("<h2>gpu-tracer-on <small>") == shown
+    cap = runtime_page._default_cap()
+    assert f"<td>C++ runner</td><td>{cap - 2977}</td><td>{cap}</td>" in page  # whole steps, not 1023.0
+    assert "1 of 3 probes match" in page
 
 
 def test_committed_runtime_results_parse():
     rows = runtime_page.machine_rows()
+    held = runtime_files(runtime_page.RESULTS)
+    assert len(rows) == len(held), (len(rows), held)  # every file with runtime values is a row, no more
+    assert {row["machine"] for row in rows} == {path.parent.name for path in held}
+    if not held:
+        pytest.skip("no runtime results committed under results/releases")
+    assert sum(len(row["limits"]) + len(row["many"]) + len(row["ladder"]) for row in rows) > 0
     for row in rows:
         for limit in row["limits"].values():
             assert 0 <= limit["limit"] <= limit["cap"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vkbench import docs, settings
+from vkbench.site import docs, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

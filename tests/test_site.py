@@ -65,8 +65,12 @@ COVERAGE_SET = {
     "rows": [
         {"kind": "probe", "name": "elu", "op": "aten.elu.default", "reason": "no kernel", "nodes": 1},
         {"kind": "probe", "name": "linear_f32", "op": "", "reason": "all delegated", "nodes": 0},
+        {"kind": "policy", "name": "gamma/model", "op": "", "nodes": 0,
+         "reason": "BLOCKED at export: GuardOnDataDependentSymNode Could not guard"},
     ],
 }
+#: The class :func:`vkbench.site.coverage.row_status` gives each row of COVERAGE_SET, in order.
+STATUSES = ["partial", "delegated", "blocked"]
 
 
 def chromium() -> str | None:
@@ -211,5 +215,87 @@ def test_time_partition_graph_has_points_offline(site: Path, server: str, tmp_pa
 
 def test_coverage_page_renders_offline(site: Path, server: str, tmp_path: Path) -> None:
     dom = dump_dom(f"{server}/coverage.html", tmp_path, budget_ms=3000)
-    assert re.search(r'data-rows="2"', dom), dom[-2000:]
+    assert re.search(r'data-rows="3"', dom), dom[-2000:]
     assert "aten.elu.default" in dom
+    # blocked is not delegated: each status has its own row class (and style), in the rendered DOM
+    assert re.findall(r'<tr class="(\w+)">', dom) == STATUSES
+    assert re.search(r'<tr class="blocked"><td>[^<]*</td><td>policy</td><td>gamma/model</td>', dom)
+
+
+def test_coverage_statuses_and_their_styles() -> None:
+    from vkbench.site.coverage import row_status
+
+    assert [row_status(row) for row in COVERAGE_SET["rows"]] == STATUSES
+    assert row_status({"op": "", "reason": "FAILED: lowering raised"}) == "blocked"
+    page = render_page([COVERAGE_SET])
+    payload = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert [row["status"] for row in payload[0]["rows"]] == STATUSES
+    styles = {status: re.search(rf"tr\.{status} td(?::first-child)?\{{([^}}]+)\}}", page).group(1)
+              for status in STATUSES}
+    assert len(set(styles.values())) == 3, styles  # three different looks
+    assert "#1e7a4c" in styles["delegated"] and "#9b2226" in styles["blocked"]  # green; blocked red
+
+
+def _upstream_tree(results: Path, commits: list[str]) -> None:
+    from vkbench.suite import catalogue
+
+    folder = results / "upstream" / "testbox"
+    folder.mkdir(parents=True)
+    (folder / "machine.json").write_text(json.dumps({"machine": "testbox", "version": 1}))
+    for i, commit in enumerate(commits):
+        (folder / f"{commit[:8]}-virtualenv-py3.12.json").write_text(json.dumps({
+            "commit_hash": commit, "env_name": "virtualenv-py3.12",
+            "date": 1_700_000_000_000 + i * 86_400_000, "result_columns": ["result", "params"], "version": 2,
+            "results": {catalogue.PROBE_CPU_OPS.name: [[1 if i < 3 else 0], [["'elu'"]]]}}))
+
+
+def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Path) -> None:
+    """Release names come from the tag stored beside each result file (its sidecar's provenance,
+    written by ``vkbench upstream`` from the mirror); the x labels of the history charts keep every
+    release and the last commit, and no two of them overlap."""
+    from vkbench.results import sidecar
+    from vkbench.results.model import Provenance
+    from vkbench.site import dashboard
+
+    commits = [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(19)]
+    _upstream_tree(tmp_path / "results", commits)
+    folder = tmp_path / "results" / "upstream" / "testbox"
+    for i, tag in ((0, "v1.3.0"), (1, "v1.3.1"), (10, "v1.4.0"), (15, "v1.4.1")):
+        sidecar.merge(folder / f"{commits[i][:8]}-virtualenv-py3.12.json", Provenance(release=tag))
+    upstream = dashboard.load_upstream(tmp_path / "results")
+    assert [c for c, _ in upstream.commits] == commits
+    svg = dashboard.plot_commit_series(upstream.series[0], upstream.commits, upstream.releases, "t")
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    for i, version in ((0, "1.3.0"), (1, "1.3.1"), (10, "1.4.0"), (15, "1.4.1")):
+        assert f"v{version} {commits[i][:8]}" in labels, labels  # the tag under its commit
+    assert commits[18][:8] in labels and commits[3][:8] in labels  # the last commit; where elu changes
+
+    def overlaps(count: int, releases: dict[str, str]) -> tuple[list[int], int]:
+        fig = dashboard.new_figure(3.3, 2.35)
+        ax = fig.subplots()
+        ax.set_xlim(-0.5, count - 0.5)
+        ax.tick_params(axis="x", labelsize=6.5, labelrotation=90)
+        history = [(f"{i:08d}", i) for i in range(count)]
+        names = {i: dashboard._tick_label(c, releases) for i, (c, _) in enumerate(history)}
+        shown = dashboard.fit_ticks(fig, ax, dashboard.history_ticks(history, releases), names)
+        fig.draw_without_rendering()
+        boxes = [text.get_window_extent() for text in ax.get_xticklabels()]
+        return shown, sum(a.overlaps(b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
+
+    shown, collisions = overlaps(19, {f"{i:08d}": f"1.{i}.0" for i in (0, 1, 10, 15)})
+    assert collisions == 0 and {0, 1, 10, 15, 18} <= set(shown)
+    shown, collisions = overlaps(150, {f"{i:08d}": f"1.{i}.0" for i in range(0, 150, 2)})  # too dense
+    assert collisions == 0 and 0 < len(shown) < 75
+
+
+def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
+    from vkbench.site.dashboard import Scaling, scaling_section
+
+    scale = Scaling("box", "c" * 40, "ExecuTorch 9.9", {50: 1.6, 400: 44.57},
+                    {"propose_partitions": {50: 0.1, 400: 47.28}, "fusable_patterns": {50: 1.96, 400: 1.93},
+                     "is_node_supported": {50: 0.02, 400: 0.34}}, {}, [50, 400], {50: 5, 400: 1})
+    body = scaling_section([scale]).body
+    assert 'data-blocks="400" data-line="44.57" data-bars="49.55"' in body
+    assert "<b>49.55 s</b>" in body and "<b>44.57 s</b>" in body and "(+11%)" in body
+    assert "the median of 1 sample at 400 blocks" in body and "time.perf_counter" in body
+    assert "50 blocks 2.08 s against 1.60 s" in body

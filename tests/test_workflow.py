@@ -78,6 +78,6 @@ def test_shard_plan_on_a_small_shard(tmp_path: Path) -> None:
 
 
 def test_tier_pattern_step_prints_the_pattern() -> None:
-    done = subprocess.run([sys.executable, "-c", "from vkbench.tiers import TIERS; print(TIERS['gate'])"],
-                          capture_output=True, text=True, check=True)
+    script = "from vkbench.suite.tiers import TIERS; print(TIERS['gate'])"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip().startswith("^bench_probes")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
 
 
@@ -26,13 +25,6 @@ def markdown(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join([line(headers), line(["---"] * len(headers))] + [line(row) for row in rows])
 
 
-def add_format_options(parser: argparse.ArgumentParser) -> None:
-    """``--json`` | ``--markdown``: the output choice every table-printing subcommand shares."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    group.add_argument("--markdown", action="store_true", help="a markdown table")
-
-
-def draw(args: argparse.Namespace) -> Callable[[Sequence[str], Sequence[Sequence[object]]], str]:
-    """:func:`markdown` or :func:`render`, as the parsed ``--markdown`` asks."""
-    return markdown if getattr(args, "markdown", False) else render
+def draw(as_markdown: bool) -> Callable[[Sequence[str], Sequence[Sequence[object]]], str]:
+    """:func:`markdown` or :func:`render`: one switch for every command that prints a table."""
+    return markdown if as_markdown else render

@@ -1,13 +1,14 @@
 """Build modes that put one ExecuTorch commit into an asv environment.
 
-``python -m vkbench.build MODE ...`` (see :mod:`vkbench.build.__main__`):
+``vkbench build MODE ...`` (parsed in :mod:`vkbench.cli.build`):
 
 * ``aot`` (default, :mod:`vkbench.build.aot`): the commit's Python sources
   overlaid on the native parts of the nearest release wheel; seconds.
 * ``full`` (:mod:`vkbench.build.full`): the commit's Vulkan backend compiled
   from source into a private venv (``--tracer on|off``); minutes to hours.
-* ``asv-build`` / ``asv-install``: what ``asv.conf.json`` runs; they pick the
-  mode from the matrix variables ``VKBENCH_BUILD`` (``aot``|``full``) and
+* ``asv-build`` / ``asv-install`` (:mod:`vkbench.build.hooks`): what
+  ``asv.conf.json`` runs (``python -m vkbench build asv-build ...``); they pick
+  the mode from the matrix variables ``VKBENCH_BUILD`` (``aot``|``full``) and
   ``VKBENCH_EVENT_TRACER`` (``ON``|``OFF``, full only).
 * ``conf``: write a derived asv config for the ``full`` mode.
 

@@ -27,7 +27,7 @@ the base lacks (a missing ``_C`` symbol, a dtype unknown to the base's
 schema, ...), the build fails with one line naming the reason; asv records
 the commit as failed and goes on.
 
-``python -m vkbench.build aot install`` is the asv ``install_command`` half:
+``vkbench build aot install`` is the asv ``install_command`` half:
 ``pip install --no-deps`` the wheel into asv's env and link the base
 environment's site-packages (torch, lerobot, vkbench, ...) into it with a
 ``.pth`` file, so no multi-GB dependency is ever installed into an asv env.
@@ -35,7 +35,6 @@ environment's site-packages (torch, lerobot, vkbench, ...) into it with a
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import html
@@ -595,35 +594,48 @@ def source_tree_from_installed(dest: Path, package: Path | None = None) -> Path:
 # commands
 
 
-def build(args: argparse.Namespace) -> Path:
+def build(checkout: Path, out: Path, *, commit: str | None = None, base: str | None = None,
+          wheelhouse: Path | None = None, smoke_modules: str | None = None, scratch: str | None = None,
+          base_python_path: str | None = None, conf_dir: str | None = None) -> Path:
+    """Write the overlay wheel of ``checkout`` into ``out``; return its path.
+
+    ``None`` means the setting's value (``$VKBENCH_AOT_BASE``, ``$VKBENCH_WHEELHOUSE``,
+    ``$VKBENCH_AOT_SMOKE``), read here rather than when the command line is
+    parsed, so a caller that sets a variable sees it; ``commit`` defaults to
+    the checkout's HEAD. ``smoke_modules`` is comma-separated ('' skips the smoke test).
+    """
     start = time.monotonic()
-    checkout = args.checkout.resolve()
+    base = settings.text("VKBENCH_AOT_BASE") if base is None else base
+    wheelhouse = default_wheelhouse() if wheelhouse is None else wheelhouse
+    if smoke_modules is None:
+        smoke_modules = settings.text("VKBENCH_AOT_SMOKE", empty_is_a_value=True)
+    checkout = checkout.resolve()
     version_txt = checkout_version(checkout)
-    base_version = (args.base if args.base not in (None, "auto")
-                    else nearest_release(version_txt, available_releases(args.wheelhouse)))
-    commit = args.commit or _git_head(checkout)
+    base_version = (base if base not in ("", "auto")
+                    else nearest_release(version_txt, available_releases(wheelhouse)))
+    commit = commit or _git_head(checkout)
     short = (commit or "unknown")[:8]
     version = f"{(version_txt or base_version).split('+')[0]}+aot.{base_version.replace('.', '')}"
     if commit:
         version += f".g{short}"
     log(f"commit {short}: version.txt {version_txt}, base executorch {base_version}")
-    wheel = base_wheel(base_version, args.wheelhouse)
-    base = unpacked_base(wheel)
-    scratch = Path(tempfile.mkdtemp(prefix="vkbench-aot-", dir=args.scratch or None))
+    wheel = base_wheel(base_version, wheelhouse)
+    base_tree = unpacked_base(wheel)
+    staging = Path(tempfile.mkdtemp(prefix="vkbench-aot-", dir=scratch or None))
     try:
-        stage = scratch / "stage"
-        files = _stage(base, stage)
+        stage = staging / "stage"
+        files = _stage(base_tree, stage)
         counts = overlay(stage, files, checkout)
         set_version(stage, version, commit)
         log(f"overlay: {counts['replaced']} replaced, {counts['added']} added, "
             f"{counts['dropped']} dropped ({time.monotonic() - start:.1f}s)")
-        if args.smoke:
-            python = base_python(args.base_python, args.conf_dir)
-            smoke(stage, python, [m for m in args.smoke.split(",") if m])
+        if smoke_modules:
+            python = base_python(base_python_path, conf_dir)
+            smoke(stage, python, [m for m in smoke_modules.split(",") if m])
             log(f"smoke import ok with {python} ({time.monotonic() - start:.1f}s)")
-        target = write_wheel(stage, args.out, version, wheel_tag(stage))
+        target = write_wheel(stage, out, version, wheel_tag(stage))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
     log(f"wrote {target} in {time.monotonic() - start:.1f}s")
     return target
 
@@ -634,31 +646,34 @@ def _git_head(checkout: Path) -> str | None:
     return done.stdout.strip() or None
 
 
-def install(args: argparse.Namespace) -> None:
-    """Install the built wheel into the current (asv) env and link the base env."""
-    wheels = sorted(args.out.glob("*.whl")) if args.out else []
-    if args.wheel:
-        wheels = [args.wheel]
+def install(out: Path | None = None, wheel: Path | None = None, *, base_python_path: str | None = None,
+            conf_dir: str | None = None) -> Path:
+    """Install the built wheel (``wheel``, or the one in ``out``) into this (asv) env; link the base env."""
+    wheels = sorted(out.glob("*.whl")) if out else []
+    if wheel:
+        wheels = [wheel]
     if len(wheels) != 1:
-        raise AotError(f"expected one wheel in {args.out}, found {len(wheels)}")
+        raise AotError(f"expected one wheel in {out}, found {len(wheels)}")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     "--force-reinstall", "--no-compile", str(wheels[0])], check=True)
-    link(args)
+    return link(base_python_path, conf_dir)
 
 
-def link(args: argparse.Namespace, extra_sites: list[str] | None = None) -> Path:
+def link(base_python_path: str | None = None, conf_dir: str | None = None,
+         extra_sites: list[str] | None = None) -> Path:
     """Write ``vkbench_base_env.pth`` into this interpreter's site-packages.
 
     The base env's site dirs go *after* this env's own (``site.addsitedir``
     appends), so the env's ``executorch`` shadows the base's while torch,
     lerobot, vkbench (and its editable install) come from the base.
+    ``extra_sites`` go first (the ``full`` mode's private venv).
     """
-    python = base_python(args.base_python, args.conf_dir)
+    python = base_python(base_python_path, conf_dir)
     sites = list(extra_sites or []) + site_dirs(python)
     own = Path(sysconfig.get_paths()["purelib"])
     lines = [f"import site; site.addsitedir({s!r})" for s in sites if Path(s) != own]
-    if args.conf_dir:
-        lines.append(str(Path(args.conf_dir).resolve()))  # vkbench itself, if the base lacks it
+    if conf_dir:
+        lines.append(str(Path(conf_dir).resolve()))  # vkbench itself, if the base lacks it
     target = own / LINK_PTH
     target.write_text("\n".join(lines) + "\n")
     log(f"linked {python} site-packages into {own}")
@@ -689,50 +704,3 @@ def ensure_flatc(scripts: Path, sites: Sequence[str]) -> Path | None:
             target.symlink_to(candidate)
             return target
     return None
-
-
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m vkbench.build aot", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command")
-    b = sub.add_parser("build", help="overlay a checkout's Python on a base wheel (default command)")
-    b.add_argument("checkout", type=Path)
-    b.add_argument("--out", type=Path, required=True, help="directory for the wheel ({build_cache_dir})")
-    b.add_argument("--commit", default=None, help="commit hash recorded in version.py (default: HEAD)")
-    b.add_argument("--base", default=settings.text("VKBENCH_AOT_BASE"),
-                   help="base release version, or auto (nearest release the index has; $VKBENCH_AOT_BASE)")
-    b.add_argument("--wheelhouse", type=Path, default=default_wheelhouse())
-    b.add_argument("--smoke", default=settings.text("VKBENCH_AOT_SMOKE", empty_is_a_value=True),
-                   help="comma-separated modules to import from the result ('' to skip)")
-    b.add_argument("--scratch", default=None, help="where to stage (default: $TMPDIR)")
-    for p in (b, i := sub.add_parser("install", help="asv install_command: pip install + link"),
-              lk := sub.add_parser("link", help="only link the base env into this one")):
-        p.add_argument("--base-python", default=None)
-        p.add_argument("--conf-dir", default=None)
-    i.add_argument("--out", type=Path, default=None, help="directory holding the wheel")
-    i.add_argument("--wheel", type=Path, default=None)
-    del lk
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("build", "install", "link", "-h", "--help"):
-        argv = ["build", *argv]
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
-    try:
-        if args.command == "build":
-            build(args)
-        elif args.command == "install":
-            install(args)
-        elif args.command == "link":
-            link(args)
-        else:
-            parse(["--help"])
-    except AotError as error:
-        log(f"FAILED: {error}")
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

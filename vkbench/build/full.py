@@ -42,13 +42,12 @@ which). A heartbeat line is printed at least
 every ``--heartbeat`` seconds so asv's inactivity timeout never fires. The
 checkout's torch pin (``torch_pin.py``) is reported next to the torch in use.
 
-Entry point: :func:`main` (``vkbench build full ...``, or
-``python -m vkbench.build.full ...``).
+Entry point: :func:`build` with a :class:`FullBuild` (``vkbench build full ...``).
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import os
 import re
@@ -102,6 +101,31 @@ def log(message: str) -> None:
 
 class BuildError(RuntimeError):
     pass
+
+
+@dataclasses.dataclass(frozen=True)
+class FullBuild:
+    """What one ``full`` build makes, and how: every knob of ``vkbench build full``.
+
+    One value rather than fifteen parameters, because the compile step, the
+    venv step and the build record all read from the same set.
+    """
+
+    checkout: Path  # ExecuTorch source checkout (with the Vulkan submodules)
+    out: Path  # the venv to create
+    tracer: str = "on"  # "on" | "off": ET_EVENT_TRACER_ENABLED in the Vulkan backend
+    build_dir: Path | None = None  # default: <out>/../build-<out name>
+    jobs: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 2)
+    nice: int = 19  # niceness of the compile (0: none)
+    glslc: str | None = None  # default: vkbench.build.glslc.ensure_glslc
+    glslc_cache: Path | None = None
+    flatc: str | None = None  # default: the wheel's data/bin/flatc
+    extra_sites: tuple[Path, ...] = ()  # ahead of this env's site dir on the venv's path
+    prebuilt_lib: Path | None = None  # skip the compile: make the venv around this library
+    base_package: Path | None = None  # executorch package to overlay (default: the importable one)
+    ccache: bool = True  # use ccache when it is on PATH
+    heartbeat: float = 30.0  # max seconds without output
+    record: Path | None = None  # write the build record (JSON) here
 
 
 def run(
@@ -246,24 +270,24 @@ def overlay_cmakelists(et_root: Path, core_lib: Path, flatc: Path, tracer: bool,
     )
 
 
-def build_overlay(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path:
+def build_overlay(options: FullBuild, checkout: Path, glslc: Path) -> Path:
     missing = [p for p in VULKAN_SUBMODULES if not (checkout / p).exists()]
     if missing:
         raise BuildError("Vulkan submodules missing in the checkout: " + ", ".join(missing))
     if not (checkout / "third-party/flatbuffers/include/flatbuffers/flatbuffers.h").exists():
         raise BuildError("third-party/flatbuffers (headers) missing in the checkout")
-    package = args.base_package or installed_executorch()
+    package = options.base_package or installed_executorch()
     core_lib = package / "lib/libexecutorch.so"
     if not core_lib.exists():
         raise BuildError(f"{core_lib} missing: overlay mode needs a wheel with a shared core (>= 1.5)")
-    build_dir = args.build_dir or (args.out.parent / f"build-{args.out.name}")
+    build_dir = options.build_dir or (options.out.parent / f"build-{options.out.name}")
     build_dir.mkdir(parents=True, exist_ok=True)
     source_dir = build_dir / "overlay-src"
     source_dir.mkdir(exist_ok=True)
     et_root = _et_root(checkout, build_dir)
     (source_dir / "CMakeLists.txt").write_text(
         overlay_cmakelists(
-            et_root, core_lib, _flatc(package, args.flatc), args.tracer == "on", sys.executable
+            et_root, core_lib, _flatc(package, options.flatc), options.tracer == "on", sys.executable
         )
     )
     env = dict(os.environ)
@@ -278,21 +302,22 @@ def build_overlay(args: argparse.Namespace, checkout: Path, glslc: Path) -> Path
         "Ninja",
         "-DCMAKE_BUILD_TYPE=Release",
         f"-DGLSLC_PATH={glslc}",
-        f"-DEXECUTORCH_VULKAN_SHADER_COMPILE_NTHREADS={args.jobs}",
+        f"-DEXECUTORCH_VULKAN_SHADER_COMPILE_NTHREADS={options.jobs}",
     ]
-    if shutil.which("ccache") and not args.no_ccache:
+    if shutil.which("ccache") and options.ccache:
         cmake += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
         log("ccache: on")
     else:
-        why = ("--no-ccache" if args.no_ccache else "not on PATH: apt-get install ccache")
+        why = ("--no-ccache" if not options.ccache else "not on PATH: apt-get install ccache")
         log(f"ccache: off ({why})")
-    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    nice = ["nice", "-n", str(options.nice)] if options.nice else []
     log_file = build_dir / "build.log"
-    run(cmake, env=env, heartbeat=args.heartbeat, log_file=log_file)
+    run(cmake, env=env, heartbeat=options.heartbeat, log_file=log_file)
     run(
-        nice + ["cmake", "--build", build_dir / "cmake", "--target", "vulkan_backend", "-j", str(args.jobs)],
+        nice + ["cmake", "--build", build_dir / "cmake", "--target", "vulkan_backend",
+                "-j", str(options.jobs)],
         env=env,
-        heartbeat=args.heartbeat,
+        heartbeat=options.heartbeat,
         log_file=log_file,
     )
     lib = build_dir / "cmake/vulkan" / LIB_NAME
@@ -352,54 +377,17 @@ def verify(python: Path) -> dict:
     return info
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="vkbench build full",
-        description="Build an ExecuTorch runtime with the Vulkan backend.",
-    )
-    parser.add_argument("checkout", type=Path, help="ExecuTorch source checkout (with the Vulkan submodules)")
-    parser.add_argument("--out", type=Path, required=True,
-                        help="venv to create (e.g. .venv-vulkan-on: git ignores it and build-<name>)")
-    parser.add_argument("--tracer", choices=("on", "off"), default="on", help="event tracer (default on)")
-    parser.add_argument("--build-dir", type=Path, default=None, help="default: <out>/../build-<out name>")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--nice", type=int, default=19, help="niceness of the compile (0: none)")
-    parser.add_argument("--glslc", default=None, help="glslc to use (default: vkbench.build.glslc)")
-    parser.add_argument("--glslc-cache", type=Path, default=None)
-    parser.add_argument("--flatc", default=None, help="flatc (default: the wheel's data/bin/flatc)")
-    parser.add_argument(
-        "--extra-site",
-        type=Path,
-        action="append",
-        default=[],
-        help="site dir put ahead of this env's on the venv's path (e.g. one with torch 2.13)",
-    )
-    parser.add_argument(
-        "--prebuilt-lib",
-        type=Path,
-        default=None,
-        help=f"skip the compile: make the venv around this {LIB_NAME} (built for the same wheel)",
-    )
-    parser.add_argument(
-        "--base-package",
-        type=Path,
-        default=None,
-        help="installed executorch package dir (>= 1.5 wheel) to overlay; default: the importable one",
-    )
-    parser.add_argument("--no-ccache", action="store_true")
-    parser.add_argument("--heartbeat", type=float, default=30.0, help="max seconds without output")
-    parser.add_argument("--json", type=Path, default=None, help="write the build record here")
-    args = parser.parse_args(argv)
-    args.out = args.out.absolute()
-    return args
+def build(options: FullBuild) -> int:
+    """Build, make the venv, check it; print the record. 0, or 1 after one FAILED line.
 
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
-    checkout = args.checkout.resolve()
+    The record (``options.record``) is written in every case, failure
+    included, so asv's build log and the record say the same thing.
+    """
+    options = dataclasses.replace(options, out=options.out.absolute())
+    checkout = options.checkout.resolve()
     start = time.monotonic()
     record: dict = {
-        "tracer": args.tracer,
+        "tracer": options.tracer,
         "checkout": str(checkout),
         "checkout_version": checkout_version(checkout),
         **torch_pin(checkout),
@@ -418,47 +406,46 @@ def main(argv: list[str] | None = None) -> int:
         if not shutil.which("patchelf"):
             raise BuildError("patchelf not found: the overlay adds the Vulkan library to the wheel's _C "
                              "with it (Debian: apt-get install patchelf)")
-        if args.prebuilt_lib:
+        if options.prebuilt_lib:
             # No compile: a library built elsewhere (same wheel, same tracer setting).
-            lib = args.prebuilt_lib.resolve()
+            lib = options.prebuilt_lib.resolve()
             record["library"] = str(lib)
-            python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
+            python = make_venv(options.out, options.base_package or installed_executorch(), lib,
+                               list(options.extra_sites))
             record["python"] = str(python)
             record["check"] = verify(python)
-            return _done(record, args, start)
-        glslc = Path(args.glslc) if args.glslc else ensure_glslc(args.glslc_cache)
+            return _done(record, options, start)
+        glslc = Path(options.glslc) if options.glslc else ensure_glslc(options.glslc_cache)
         record["glslc"] = f"{glslc} ({glslc_version(glslc)})"
         log(f"glslc: {record['glslc']}")
-        lib = build_overlay(args, checkout, glslc)
+        lib = build_overlay(options, checkout, glslc)
         record["library"] = str(lib)
-        python = make_venv(args.out, args.base_package or installed_executorch(), lib, args.extra_site)
+        python = make_venv(options.out, options.base_package or installed_executorch(), lib,
+                           list(options.extra_sites))
         record["python"] = str(python)
         record["check"] = verify(python)
     except BuildError as error:
         record["error"] = str(error)
         log(f"FAILED: {error}")
-        _save(record, args, start)
+        _save(record, options, start)
         return 1
     except BaseException:
-        _save(record, args, start)
+        _save(record, options, start)
         raise
-    return _done(record, args, start)
+    return _done(record, options, start)
 
 
-def _save(record: dict, args: argparse.Namespace, start: float) -> None:
+def _save(record: dict, options: FullBuild, start: float) -> None:
     record["seconds"] = round(time.monotonic() - start, 1)
-    if args.json:
-        args.json.write_text(json.dumps(record, indent=2) + "\n")
+    if options.record:
+        options.record.write_text(json.dumps(record, indent=2) + "\n")
 
 
-def _done(record: dict, args: argparse.Namespace, start: float) -> int:
-    _save(record, args, start)
+def _done(record: dict, options: FullBuild, start: float) -> int:
+    _save(record, options, start)
     check = record["check"]
     log(f"ok in {record['seconds']}s: {record['python']} registers VulkanBackend")
     log(f"backends: {check['backends']}; portable execute: {check.get('portable_execute')}")
     print(json.dumps(record, indent=2), flush=True)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,11 +22,9 @@ A ``glslc`` already on ``PATH`` that compiles both extensions is used as is.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -217,20 +215,3 @@ def ensure_glslc(cache: Path | None = None, *, allow_system: bool = True) -> Pat
             return wrapper
     return install(cache)
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="vkbench build glslc", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--cache", type=Path, default=None, help="download/unpack dir (default: $VKBENCH_GLSLC_CACHE)"
-    )
-    parser.add_argument("--no-system", action="store_true", help="ignore a glslc on PATH")
-    args = parser.parse_args(argv)
-    path = ensure_glslc(args.cache, allow_system=not args.no_system)
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

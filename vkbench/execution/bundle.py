@@ -7,11 +7,11 @@ C++ runner executes one saved here and carried to a machine that has none of
 those packages (the H200 device), and both compare against the same eager
 outputs.
 
-Workloads are named ``many/<n>`` (:class:`vkbench.graphs.Many`, ``n`` steps of
-2 dispatches), ``probe/<name>`` (an op probe of :mod:`vkbench.probes`) or by a
+Workloads are named ``many/<n>`` (:class:`vkbench.workloads.graphs.Many`, ``n`` steps of
+2 dispatches), ``probe/<name>`` (an op probe of :mod:`vkbench.workloads.probes`) or by a
 policy entry (``act/model``). A program with nothing delegated to the backend
 asked for is a ``partition`` failure: running it would measure the CPU. Every backend is lowered
-by :func:`vkbench.lowering.lower_allowing_non_core` (the one lowering path;
+by :func:`vkbench.core.lowering.lower_allowing_non_core` (the one lowering path;
 an op outside Core ATen goes to the CPU, as a user would configure it), for
 Vulkan with the device's texture limits.
 
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import settings
+from vkbench.core.failures import typed_error_line
 from vkbench.execution.outcome import Outcome
-from vkbench.failures import typed_error_line
 
 MANIFEST = "bundle.json"
 #: The stage of a workload that was neither saved nor preparable here (says nothing about the backend).
@@ -113,14 +113,14 @@ def many_input(seed: int = 0) -> Any:
 def build(workload: str) -> tuple[Any, tuple[Any, ...]]:
     """``(module, example inputs)`` of a workload name (``KeyError`` when there is none)."""
     if workload.startswith("many/"):
-        from vkbench.graphs import Many
+        from vkbench.workloads.graphs import Many
 
         return Many(int(workload.split("/", 1)[1])).eval(), (many_input(),)
     if workload.startswith("probe/"):
-        from vkbench.probes import build_probe
+        from vkbench.workloads.probes import build_probe
 
         return build_probe(workload.split("/", 1)[1])
-    from vkbench.policies import ENTRIES
+    from vkbench.workloads.policies import ENTRIES
 
     if workload not in ENTRIES:
         raise KeyError(f"{workload} is neither many/<n>, probe/<name> nor a policy entry")
@@ -176,8 +176,8 @@ def prepare(workload: str, backends: tuple[str, ...] | list[str] = BACKENDS) -> 
 def _prepare(workload: str, backends: tuple[str, ...], here: str) -> Bundle:
     import torch
 
+    from vkbench.core.lowering import export_program, lower_allowing_non_core
     from vkbench.execution import device
-    from vkbench.lowering import export_program, lower_allowing_non_core
 
     bundle = Bundle(workload, toolchain=here)
     try:

@@ -18,7 +18,7 @@ import subprocess
 from typing import Any
 
 from vkbench import settings
-from vkbench.compat import safe_import
+from vkbench.core.compat import safe_import
 
 _runtime = safe_import("executorch.runtime")
 

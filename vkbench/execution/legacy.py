@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: asv's per-benchmark columns in result files (``result_columns``).
-STAT_COLUMNS = ("stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat")
+from vkbench.results.asv_files import read_file, read_listing, result_paths, write_file, write_listing
+from vkbench.results.model import STAT_COLUMNS, BenchmarkResult
 
 
 @dataclass(frozen=True)
@@ -93,66 +93,57 @@ def discover(benchmark_dir: Path) -> dict[str, dict[str, Any]]:
 
 def migrate_file(path: Path, suite: dict[str, dict[str, Any]]) -> bool:
     """Move one asv result file's old runtime entries (see :data:`MOVES`); True when it changed."""
-    data = json.loads(path.read_text())
-    results = data.get("results", {})
-    columns = data["result_columns"]
+    record = read_file(path)
 
     def stale(name: str) -> bool:  # recorded by a replaced class, not by the current one of that name
-        current = suite.get(name, {}).get("version")
-        return name in results and dict(zip(columns, results[name], strict=False)).get("version") != current
+        held = record.results.get(name)
+        return held is not None and held.version != suite.get(name, {}).get("version")
 
     todo = [move for move in MOVES if stale(move.old)]
     if not todo:
         return False
     moved: dict[str, dict[str, Any]] = {}
     for move in todo:
-        old = dict(zip(columns, results[move.old], strict=False))
-        target = suite[move.new]
-        slot = moved.setdefault(move.new, {"values": {}, "stats": {}, "started_at": old.get("started_at"),
+        old = record.results[move.old]
+        slot = moved.setdefault(move.new, {"values": {}, "stats": {}, "started_at": old.started_at,
                                            "duration": 0.0, "keep_stats": move.keep_stats})
-        slot["duration"] += old.get("duration") or 0.0
-        if old.get("started_at") is not None:
-            slot["started_at"] = min(slot["started_at"] or old["started_at"], old["started_at"])
-        grid = list(itertools.product(*old["params"])) if old.get("params") else [()]
-        values = old["result"] if isinstance(old["result"], list) else [old["result"]]
-        for index, (params, value) in enumerate(zip(grid, values, strict=False)):
+        slot["duration"] += old.duration or 0.0
+        if old.started_at is not None:
+            slot["started_at"] = min(slot["started_at"] or old.started_at, old.started_at)
+        grid = list(itertools.product(*old.params)) if old.params else [()]
+        for index, (params, value) in enumerate(zip(grid, old.values, strict=False)):
             new_params = move.place(tuple(params))
             if new_params is None:
                 continue
             slot["values"][new_params] = move.value(tuple(params), value)
             if move.keep_stats:
-                slot["stats"][new_params] = [(old.get(c) or [None] * len(grid))[index] for c in STAT_COLUMNS]
+                slot["stats"][new_params] = [old.stat(c)[index] for c in STAT_COLUMNS]
     for name, slot in moved.items():
         target = suite[name]
         grid = list(itertools.product(*target["params"])) if target["params"] else [()]
-        entry = {"result": [slot["values"].get(p) for p in grid], "params": target["params"],
-                 "version": target["version"], "started_at": slot["started_at"],
-                 "duration": round(slot["duration"], 4)}
+        stats = {}
         if slot["keep_stats"]:
-            for index, column in enumerate(STAT_COLUMNS):
-                entry[column] = [(slot["stats"].get(p) or [None] * len(STAT_COLUMNS))[index] for p in grid]
-        row = [entry.get(c) for c in columns]
-        while row and row[-1] is None:
-            row.pop()
-        results[name] = row
+            stats = {column: [(slot["stats"].get(p) or [None] * len(STAT_COLUMNS))[index] for p in grid]
+                     for index, column in enumerate(STAT_COLUMNS)}
+        record.results[name] = BenchmarkResult(
+            name, target["params"], [slot["values"].get(p) for p in grid], version=target["version"],
+            started_at=slot["started_at"], duration=round(slot["duration"], 4), stats=stats)
     for move in todo:
         if move.old not in moved:
-            results.pop(move.old, None)
-    path.write_text(json.dumps(data, indent=None, sort_keys=False) + "\n")
+            record.results.pop(move.old, None)
+    write_file(record)
     return True
 
 
 def migrate(results_dir: Path, benchmark_dir: Path) -> list[Path]:
     """Migrate every machine's result files under ``results_dir`` and its ``benchmarks.json``."""
     suite = discover(benchmark_dir)
-    changed = [path for path in sorted(results_dir.glob("*/*.json"))
-               if path.name != "machine.json" and migrate_file(path, suite)]
-    listing = results_dir / "benchmarks.json"
-    if listing.is_file():
-        known = json.loads(listing.read_text())
+    changed = [path for path in result_paths(results_dir) if migrate_file(path, suite)]
+    known = read_listing(results_dir)
+    if known:
         for move in MOVES:
             known.pop(move.old, None)
         for name in {move.new for move in MOVES}:
             known[name] = suite[name]
-        listing.write_text(json.dumps(known, indent=4, sort_keys=True) + "\n")
+        write_listing(results_dir, known)
     return changed

@@ -160,3 +160,24 @@ def compare(outputs: Sequence[Any], expected: Sequence[Any]) -> tuple[float, flo
             db = -math.inf
         snr = db if snr is None else min(snr, db)
     return worst, snr, count
+
+
+LADDER_HEADERS = ("workload", "backend", "runner", "reached", "stopped at", "execute ms (median)",
+                  "max abs diff", "SNR dB", "delegates", "cpu nodes")
+
+
+def ladder_rows(outcomes: list[Any]) -> list[list[str]]:
+    """One table row per outcome (see :data:`LADDER_HEADERS`)."""
+
+    def number(value: float | None, digits: str) -> str:
+        return "-" if value is None else format(value, digits)
+
+    rows = []
+    for o in outcomes:
+        stopped = "" if o.ok else f"{o.stage}: {o.error}"
+        cpu = "-" if o.nodes_cpu is None else f"{o.nodes_cpu}/{o.nodes_total}"
+        ms = None if o.execute_s is None else 1000 * o.execute_s
+        rows.append([o.workload, o.backend, o.runner, o.reached or "-", stopped or "-", number(ms, ".3f"),
+                     number(o.max_abs_diff, ".3g"), number(o.snr_db, ".1f"),
+                     "-" if o.delegate_calls is None else str(o.delegate_calls), cpu])
+    return rows

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import settings
+from vkbench.core.failures import typed_error_line
 from vkbench.execution import device
-from vkbench.failures import typed_error_line
 
 SOURCE = Path(__file__).with_name("pte_runner.cpp")
 #: What ``pte_runner`` prints once the method is loaded: a crash or hang after it happened executing.
@@ -155,7 +155,7 @@ def executes_programs() -> tuple[bool, str]:
     try:
         import torch
 
-        from vkbench.lowering import lower
+        from vkbench.core.lowering import lower
 
         class Affine(torch.nn.Module):
             def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,8 @@ docs call ``vkbench site make-offline html`` for ``html/upstream``):
    rewrites that site's ``index.html`` to load them instead of CDN URLs;
 2. writes ``html_root/coverage.html`` (probe/policy x CPU op x partitioner
    reason, per commit; data embedded as JSON, see :mod:`vkbench.site.coverage`);
-3. writes ``html_root/runtime.html`` (:mod:`vkbench.site.runtime_page`);
+3. writes ``html_root/runtime.html`` (:mod:`vkbench.site.runtime_page`) and
+   ``html_root/bugs.html``, the bug list (:mod:`vkbench.site.bugs_page`);
 4. writes ``html_root/index.html``, the dashboard (:mod:`vkbench.site.dashboard`:
    plots of the committed results, linking the asv sites, coverage and runtime pages).
 """
@@ -61,7 +62,7 @@ def vendor_site(site: Path) -> list[str]:
     problems = check_vendor()
     if problems:
         raise RuntimeError(f"vendored assets are broken ({'; '.join(problems)}); "
-                           "run python -m vkbench.site vendor")
+                           "run vkbench site vendor")
     target = site / "vendor"
     if target.exists():
         shutil.rmtree(target)
@@ -131,12 +132,22 @@ def make_offline(html_root: Path, *, coverage: bool | None = None, coverage_sets
     from vkbench.site import runtime_page
 
     report["runtime_rows"] = runtime_page.write(html_root)
+    from vkbench.site import changes_page
+
+    report["changes"] = changes_page.write_from_results(html_root, results_root or RESULTS_ROOT)
+    links.append(Link("changes.html", "Changes", "every step of a recorded count, on the commit that "
+                      f"caused it ({_count(report['changes'], 'step')})"))
     links += [
         Link("coverage.html", "Coverage", "probe/policy × CPU op × partitioner reason, per commit "
              f"({_count(len(coverage_sets), 'commit')})"),
         Link("runtime.html", "Vulkan runtime", "Many(n) step limits, execute time, µs per dispatch "
              f"({_count(report['runtime_rows'], 'result set')})"),
     ]
+    from vkbench.site import bugs_page
+
+    report["bugs"] = bugs_page.write(html_root, results_root or RESULTS_ROOT)
+    links.append(Link("bugs.html", "Bug list", "each distinct failure: owner, blocked entries, probe, "
+                      f"reproducer ({_count(report['bugs'], 'row')})"))
     report["dashboard"] = str(write_dashboard(html_root, results_root or RESULTS_ROOT, links=links))
     return report
 

@@ -6,7 +6,7 @@ the page stays blank. Each CDN URL is mapped here to one file of an exact npm
 package version. The files live in ``vkbench/site/vendor/`` (committed, with
 ``manifest.json`` recording package, version, tarball integrity and file
 sha256), are copied into each asv site at publish time, and can be refreshed
-from the npm registry with ``python -m vkbench.site vendor`` (``npm pack`` into
+from the npm registry with ``vkbench site vendor`` (``npm pack`` into
 ``.asv/npm-cache``; no ``node_modules`` anywhere).
 
 Differences from the CDN files: cdnjs serves minified Flot 0.8.3 plugins and

@@ -1,7 +1,7 @@
 """Coverage data for the site: probe/policy x CPU op x partitioner reason, per commit.
 
-Rows come from :func:`vkbench.lowering.lower` over the probes (the same call
-the CLI and the suite make), and from ``vkbench.policies`` survey rows when
+Rows come from :func:`vkbench.core.lowering.lower` over the probes (the same call
+the CLI and the suite make), and from ``vkbench.workloads.policies`` survey rows when
 that package and a stored survey exist. Each set is filed under the
 ExecuTorch it was computed with (version + upstream ``git_version``, which for
 an ``aot`` build is the measured commit) in ``results/coverage/<key>.json`` (committed), so a
@@ -19,13 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from vkbench.paths import ROOT
+
 #: Committed, so a clean clone publishes the coverage of every recorded release.
 CACHE = ROOT / "results" / "coverage"
 
 
 def identity() -> dict[str, Any]:
-    from vkbench.versions import executorch_identity
+    from vkbench.core.versions import executorch_identity
 
     ident = executorch_identity()
     return {"version": ident.get("version"), "git_version": ident.get("git_version")}
@@ -48,7 +49,7 @@ def _rows_from_coverage(kind: str, name: str, coverage: dict[str, Any]) -> list[
 
 
 def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dict[str, Any]]:
-    from vkbench.probes import PROBES, probe_coverage
+    from vkbench.workloads.probes import PROBES, probe_coverage
 
     rows: list[dict[str, Any]] = []
     for name in names or list(PROBES):
@@ -67,7 +68,7 @@ def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dic
 
 
 def policy_rows(survey_rows: list[Any] | None = None) -> list[dict[str, Any]]:
-    """Rows from ``vkbench.policies`` survey rows (objects or dicts); [] if unavailable."""
+    """Rows from ``vkbench.workloads.policies`` survey rows (objects or dicts); [] if unavailable."""
     if survey_rows is None:
         return []
     rows: list[dict[str, Any]] = []
@@ -94,7 +95,7 @@ def collect(cache: Path = CACHE, *, refresh: bool = False, policies: bool = Fals
     rows = probe_rows(probes, progress=lambda line: print(line, file=sys.stderr, flush=True))
     if policies:
         try:
-            from vkbench.policies import fast_entries, survey
+            from vkbench.workloads.policies import fast_entries, survey
 
             rows += policy_rows(survey(fast_entries()))
         except Exception as error:  # noqa: BLE001 - policies are optional
@@ -124,24 +125,35 @@ PAGE = """<!DOCTYPE html>
 <title>vkbench: Vulkan coverage</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
-th{background:#f0f0f0;cursor:pointer}tr.delegated td{color:#2a7}code{font-size:12px}
+table{border-collapse:collapse;font-size:13px;width:100%}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+td:nth-child(5){overflow-wrap:anywhere}td:nth-child(2),td:nth-child(6),td:nth-child(7){white-space:nowrap}
+th{background:#f0f0f0;cursor:pointer}code{font-size:12px}td:first-child{white-space:nowrap}
+tr.delegated td{color:#1e7a4c;background:#eef8f1}
+tr.blocked td{color:#9b2226;background:#fbeaea}tr.blocked td:first-child{box-shadow:inset 4px 0 #c0392b}
+tr.partial td:first-child{box-shadow:inset 4px 0 #e3b23c}
+.swatch{display:inline-block;padding:0 .5em;margin-right:.6em;border-radius:3px}
 select,input{margin:0 1em 1em 0}
 </style></head><body>
 <p><a href="index.html">&larr; vkbench sites</a></p>
 <h1>Vulkan coverage: what stays on the CPU, and why</h1>
 <p>One row per (commit, probe or policy, CPU op, partitioner reason); <em>nodes</em> counts graph nodes.
-Computed with <code>vkbench.lowering.lower</code>; data is embedded below (no network needed).</p>
+Computed with <code>vkbench.core.lowering.lower</code>; data is embedded below (no network needed).</p>
+<p>Status: <span class="swatch" style="color:#1e7a4c;background:#eef8f1">delegated</span> all of it on
+Vulkan; <span class="swatch" style="box-shadow:inset 4px 0 #e3b23c">partial</span> some nodes stay on the
+CPU (a row per CPU op); <span class="swatch" style="color:#9b2226;background:#fbeaea">blocked</span> never
+reached the partitioner (export, to_edge, ... failed), so nothing was delegated.</p>
 <label>commit <select id="commit"></select></label>
 <label>filter <input id="filter" placeholder="op, reason or name"></label>
 <table id="coverage"><thead><tr><th>commit</th><th>kind</th><th>name</th><th>CPU op</th>
-<th>partitioner reason</th><th>nodes</th></tr></thead><tbody></tbody></table>
+<th>partitioner reason</th><th>nodes</th><th>status</th></tr></thead><tbody></tbody></table>
 <script id="coverage-data" type="application/json">__DATA__</script>
 <script>
 (function () {
   var sets = JSON.parse(document.getElementById("coverage-data").textContent);
   var select = document.getElementById("commit"), filter = document.getElementById("filter");
   var body = document.querySelector("#coverage tbody");
+  var STATUS = {delegated: "delegated", partial: "partial", blocked: "blocked"};
   function label(s) {
     var e = s.executorch || {};
     return (e.version || "?") + (e.git_version ? " @ " + e.git_version.slice(0, 10) : "");
@@ -164,10 +176,9 @@ Computed with <code>vkbench.lowering.lower</code>; data is embedded below (no ne
         var text = [r.kind, r.name, r.op, r.reason].join(" ").toLowerCase();
         if (needle && text.indexOf(needle) < 0) return;
         var tr = document.createElement("tr");
-        if (!r.op) tr.className = "delegated";
-        [label(s), r.kind, r.name, r.op || "-", r.reason, String(r.nodes)].forEach(function (t) {
-          cell(tr, t);
-        });
+        tr.className = r.status;
+        var cells = [label(s), r.kind, r.name, r.op || "-", r.reason, String(r.nodes), STATUS[r.status]];
+        cells.forEach(function (t) { cell(tr, t); });
         body.appendChild(tr); count++;
       });
     });
@@ -179,6 +190,16 @@ Computed with <code>vkbench.lowering.lower</code>; data is embedded below (no ne
 """
 
 
+def row_status(row: dict[str, Any]) -> str:
+    """``delegated`` (nothing left on the CPU), ``partial`` (a CPU op row) or ``blocked`` (the entry or
+    probe never reached the partitioner: ``BLOCKED at <stage>``/``FAILED`` rows, which have no op either)."""
+    if row.get("op"):
+        return "partial"
+    return "delegated" if row.get("reason") == "all delegated" else "blocked"
+
+
 def render_page(sets: list[dict[str, Any]]) -> str:
+    """The page, every set embedded as JSON with each row's :func:`row_status` (the row's class)."""
+    sets = [{**s, "rows": [{**row, "status": row_status(row)} for row in s.get("rows", [])]} for s in sets]
     payload = json.dumps(sets).replace("</", "<\\/")
     return PAGE.replace("__DATA__", payload)

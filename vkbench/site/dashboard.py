@@ -32,21 +32,29 @@ import io
 import json
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS_ROOT = ROOT / "results"
+from vkbench.paths import RESULTS_ROOT
+from vkbench.results.asv_files import read_dir
+from vkbench.results.changes import Change, changes
+from vkbench.results.model import ResultSet, finite
+from vkbench.suite import catalogue
+from vkbench.suite.classes import Classes
 
-PARTITION_TIME = "bench_partition.PartitionScaling.time_partition"
-PARTITION_PHASES = "bench_partition.PartitionScalingPhases.track_phase_seconds"
-PARTITION_COUNT = "bench_partition.PartitionScalingRecord.track_partitions"
-PROBE_CPU_OPS = "bench_probes.ProbeCoverage.track_cpu_ops"
-PROBE_PROGRAMS = "bench_probes.ProbeCoverage.track_vulkan_programs"
-POLICY_CPU_OPS = "bench_policies.PolicyCoverage.track_cpu_ops"
+PARTITION_TIME = catalogue.PARTITION_TIME.name
+PARTITION_PHASES = catalogue.PARTITION_PHASES.name
+PARTITION_COUNT = catalogue.PARTITION_COUNT.name
+#: The history charts: (kind, CPU-op track, Vulkan-program track, lowering-failed track or None).
+HISTORY_TRACKS = (
+    ("probe", catalogue.PROBE_CPU_OPS, catalogue.PROBE_PROGRAMS, catalogue.PROBE_FAILED),
+    ("policy", catalogue.POLICY_CPU_OPS, catalogue.POLICY_PROGRAMS, None),
+    ("policy", catalogue.VLA_CPU_OPS, catalogue.VLA_PROGRAMS, None),
+)
 
 #: Colours: Vulkan blue for delegated work, warm tones for the CPU reasons.
 DELEGATED = "#2f6db5"
@@ -61,6 +69,7 @@ REASON_COLOURS = {
 SPARE_COLOURS = ("#c27c9c", "#7f7f7f", "#a0785a", "#4f8fbf", "#bfa640")
 STAGE_COLOURS = {"build": "#9aa5b1", "export": "#c0504d", "to_edge": "#8e6bbf", "partition": "#3d7f7a",
                  "preprocess": "#bfa640", "to_executorch": "#4a5667"}
+FAILED = "#c0392b"
 TRACER_COLOURS = {"off": "#2f6db5", "on": "#e07b39", "": "#7f7f7f"}
 
 
@@ -102,17 +111,6 @@ class Survey:
 
 
 @dataclass
-class AsvFile:
-    """One asv result file, flattened to ``{benchmark: {param combination: value}}``."""
-
-    machine: str
-    commit: str
-    date: int
-    env: str
-    results: dict[str, dict[tuple[str, ...], Any]]
-
-
-@dataclass
 class Scaling:
     """Partition scaling of one machine's newest release commit that recorded it."""
 
@@ -123,20 +121,33 @@ class Scaling:
     phases: dict[str, dict[int, float]]
     partitions: dict[int, float]
     sizes: list[int]
+    #: asv's ``stats_repeat`` of ``time_partition``: how many samples the median of each size is over.
+    samples: dict[int, int] = field(default_factory=dict)
 
     @property
     def exponent(self) -> float | None:
         return fit_exponent(self.seconds)
 
+    def phase_total(self, n: int) -> float | None:
+        """The phase bars' height at ``n``: the record's phases summed (None where none was recorded)."""
+        values = [by_size[n] for by_size in self.phases.values() if n in by_size]
+        return sum(values) if values else None
+
 
 @dataclass
 class CommitSeries:
-    """One step chart: a probe or policy entry, a line per (machine, env), values per commit."""
+    """One step chart: a probe or policy entry, a line per (machine, env), values per commit.
+
+    ``failures``: per line, the commits where the workload was recorded but did
+    not lower (its value is a gap), with the stored reason where there is one.
+    """
 
     kind: str
     name: str
     cpu_ops: dict[str, list[float | None]]
     programs: dict[str, list[float | None]] = field(default_factory=dict)
+    failures: dict[str, dict[int, str]] = field(default_factory=dict)
+    benchmarks: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -146,6 +157,8 @@ class Upstream:
     commits: list[tuple[str, int]]
     series: list[CommitSeries]
     releases: dict[str, str]
+    #: The steps of the counts (:mod:`vkbench.results.changes`), regressions first.
+    changes: list[Change] = field(default_factory=list)
 
 
 @dataclass
@@ -164,11 +177,6 @@ class Link:
     href: str
     title: str
     about: str
-
-
-def finite(value: Any) -> bool:
-    """asv stores skipped/failed points as NaN or None; only numbers plot."""
-    return isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value))
 
 
 def reason_category(reason: str) -> str:
@@ -219,28 +227,12 @@ def load_survey(results_root: Path) -> Survey | None:
                   list((data.get("blockers") or {}).get("by_op", [])))
 
 
-def read_asv(path: Path) -> AsvFile:
-    """An asv result file through :func:`vkbench.summary._expand`, asv's own parameter order."""
-    from vkbench.summary import _expand
-
-    data = json.loads(path.read_text())
-    columns = data.get("result_columns", ["result", "params"])
-    results = {name: dict(_expand(entry, columns)) for name, entry in data.get("results", {}).items()}
-    return AsvFile(path.parent.name, data.get("commit_hash", ""), int(data.get("date") or 0),
-                   data.get("env_name", ""), results)
-
-
-def asv_files(folder: Path) -> list[AsvFile]:
-    """Every result file under ``folder/<machine>/`` (not ``machine.json``/``benchmarks.json``)."""
-    files = []
-    for path in sorted(folder.glob("*/*.json")):
-        if path.name == "machine.json":
-            continue
-        try:
-            files.append(read_asv(path))
-        except (OSError, json.JSONDecodeError, TypeError, ValueError):
-            continue
-    return files
+def result_set(folder: Path) -> ResultSet:
+    """The asv results under ``folder`` through the one reader; unreadable files are reported once."""
+    found = read_dir(folder)
+    for problem in found.problems:
+        print(f"vkbench.site: skipped {problem}", file=sys.stderr)
+    return found
 
 
 def ledger_versions(results_root: Path) -> dict[str, str]:
@@ -259,8 +251,8 @@ def ledger_versions(results_root: Path) -> dict[str, str]:
 
 
 def fit_exponent(seconds: dict[int, float]) -> float | None:
-    """k in seconds ~ n**k by :func:`vkbench.scaling.loglog_exponent`, as ``vkbench partition`` does."""
-    from vkbench.scaling import loglog_exponent
+    """k in seconds ~ n**k by :func:`vkbench.workloads.scaling.loglog_exponent` (as ``vkbench partition``)."""
+    from vkbench.workloads.scaling import loglog_exponent
 
     sizes = sorted(n for n, s in seconds.items() if finite(s) and s > 0)
     return loglog_exponent(sizes, [seconds[n] for n in sizes]) if len(sizes) >= 2 else None
@@ -281,45 +273,78 @@ def load_scaling(results_root: Path) -> list[Scaling]:
     """Per machine, the newest release commit with at least two timed sizes (400 blocks may be NaN)."""
     versions = ledger_versions(results_root)
     newest: dict[str, Scaling] = {}
-    for asv in sorted(asv_files(results_root / "releases"), key=lambda f: f.date):
-        times = asv.results.get(PARTITION_TIME)
-        seconds = _by_blocks(times or {})
+    for asv in sorted(result_set(results_root / "releases").files, key=lambda f: f.date):
+        times = asv.values(PARTITION_TIME)
+        seconds = _by_blocks(times)
         if len(seconds) < 2:
             continue
         phases: dict[str, dict[int, float]] = {}
-        for combo, value in (asv.results.get(PARTITION_PHASES) or {}).items():
+        for combo, value in asv.values(PARTITION_PHASES).items():
             if len(combo) == 2 and finite(value):
                 phases.setdefault(combo[1], {})[int(combo[0])] = float(value)
-        sizes = sorted(int(c[0]) for c in (times or {}) if c)
+        sizes = sorted(int(c[0]) for c in times if c)
         version = versions.get(asv.commit[:8])
         label = f"ExecuTorch {version}" if version else f"commit {asv.commit[:8]}"
+        held = asv.results[PARTITION_TIME]
+        samples = {int(combo[0]): int(count) for combo, count in zip(held.grid(), held.stat("stats_repeat"),
+                                                                     strict=False) if combo and finite(count)}
         newest[asv.machine] = Scaling(asv.machine, asv.commit, label, seconds, phases,
-                                      _by_blocks(asv.results.get(PARTITION_COUNT) or {}), sizes)
+                                      _by_blocks(asv.values(PARTITION_COUNT)), sizes, samples)
     return [newest[m] for m in sorted(newest)]
 
 
 def load_upstream(results_root: Path) -> Upstream:
-    """Probe and policy coverage per upstream commit, commits ordered by asv's commit ``date``."""
-    files = [f for f in asv_files(results_root / "upstream")
-             if any(k in f.results for k in (PROBE_CPU_OPS, POLICY_CPU_OPS))]
-    dates: dict[str, int] = {}
-    for f in files:
-        dates[f.commit] = min(dates.get(f.commit, f.date), f.date)
-    commits = sorted(dates.items(), key=lambda item: (item[1], item[0]))
-    index = {commit: i for i, (commit, _) in enumerate(commits)}
+    """Probe and policy coverage per upstream commit, commits ordered by asv's commit ``date``.
+
+    Commits are named by release from the ledger (an installed release's ``git_version``) and from
+    the release tag stored beside each upstream result file (its sidecar's provenance).
+
+    A point whose benchmark was recorded without a value (the workload did
+    not lower: asv stores NaN) is a failure, with the reason from the
+    file's sidecar where one was stored.
+    """
+    found = result_set(results_root / "upstream")
+    tracks = [b for _, *bench, _ in HISTORY_TRACKS for b in bench] + [
+        failed for *_, failed in HISTORY_TRACKS if failed]
+    files = found.holding(*(b.name for b in tracks))
+    order = ResultSet(found.root, files, [], {}, {}).commits()
+    dates = {f.commit: f.date for f in sorted(files, key=lambda f: -f.date)}
+    commits = [(c, dates[c]) for c in order]
+    index = {commit: i for i, commit in enumerate(order)}
+    envs = {f.env_name for f in files}
     charts: dict[tuple[str, str], CommitSeries] = {}
     for f in files:
-        line = f.machine if len({g.env for g in files}) == 1 else f"{f.machine} · {f.env}"
-        for kind, benchmark, attr in (("probe", PROBE_CPU_OPS, "cpu_ops"),
-                                      ("probe", PROBE_PROGRAMS, "programs"),
-                                      ("policy", POLICY_CPU_OPS, "cpu_ops")):
-            for combo, value in (f.results.get(benchmark) or {}).items():
-                chart = charts.setdefault((kind, combo[0]), CommitSeries(kind, combo[0], {}))
-                values = getattr(chart, attr).setdefault(line, [None] * len(commits))
-                values[index[f.commit]] = float(value) if finite(value) else None
+        line = f.machine if len(envs) == 1 else f"{f.machine} · {f.env_name}"
+        for kind, cpu, programs, failed in HISTORY_TRACKS:
+            for attr, benchmark in (("cpu_ops", cpu), ("programs", programs)):
+                if kind == "policy" and attr == "programs":
+                    continue  # the policy charts show CPU ops only (programs: the asv site)
+                for point in f.points(benchmark.name):
+                    name = point.params[0]
+                    chart = charts.setdefault((kind, name), CommitSeries(kind, name, {}))
+                    chart.benchmarks.add(benchmark.name)
+                    values = getattr(chart, attr).setdefault(line, [None] * len(commits))
+                    values[index[f.commit]] = point.value
+                    if attr == "cpu_ops" and point.value is None:
+                        why = point.failure or f.failure(benchmark.class_name, point.params)
+                        reason = f"{why.stage}: {why.error}" if why else "did not lower (no reason stored)"
+                        chart.failures.setdefault(line, {})[index[f.commit]] = reason
+            if failed is None:
+                continue
+            for point in f.points(failed.name):  # a failure recorded as a value (ProbeFailure)
+                chart = charts.get((kind, point.params[0]))
+                if chart is not None and point.value:
+                    chart.failures.setdefault(line, {}).setdefault(index[f.commit], "lowering failed")
     series = sorted(charts.values(), key=lambda s: (s.kind != "probe", s.name))
-    recorded = [s for s in series if any(v is not None for values in s.cpu_ops.values() for v in values)]
-    return Upstream(commits, recorded, ledger_versions(results_root))
+    recorded = [s for s in series if any(v is not None for values in s.cpu_ops.values() for v in values)
+                or s.failures]
+    tags = {f.commit[:8]: str(f.sidecar.provenance.release).lstrip("v") for f in files
+            if f.sidecar.provenance.release}
+    classes_file = results_root / "history" / "classes-gate.json"
+    steps = changes(found, Classes.read(classes_file) if classes_file.is_file() else None).changes
+    charted = {cpu.name for _, cpu, _, _ in HISTORY_TRACKS}  # the CPU-op counts the charts draw
+    counted = [c for c in steps if c.benchmark in charted]
+    return Upstream(commits, recorded, {**ledger_versions(results_root), **tags}, counted)
 
 
 def load_step_limits(results_root: Path) -> list[StepLimit]:
@@ -560,26 +585,75 @@ def plot_scaling(scaling: list[Scaling]) -> str:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     for i, total in enumerate(bottom):
         right.text(i, total, f"{total:.2f} s", ha="center", va="bottom", fontsize=7.5)
+    timed = [(i, scale.seconds[n]) for i, n in enumerate(sizes) if n in scale.seconds]
+    if timed:  # the left plot's points, for scale: CPU seconds (median), not the record's wall seconds
+        right.plot([i for i, _ in timed], [s for _, s in timed], "_", color="#1d2733", markersize=24,
+                   markeredgewidth=1.6, label=f"{PARTITION_TIME.rsplit('.', 1)[1]} (left: CPU s, median)")
     right.set_xticks(list(x), [str(n) for n in sizes])
     right.set_xlabel("Blocks(n)")
-    right.set_ylabel("seconds per phase")
+    right.set_ylabel("wall seconds per phase (one run)")
     right.set_title(f"Phase split ({scale.machine})", loc="left")
-    right.set_ylim(0, max(bottom + [1e-9]) * 1.15)
+    right.set_ylim(0, max(bottom + [s for _, s in timed] + [1e-9]) * 1.15)
     right.legend(fontsize=7.5, loc="upper left")
     right.grid(axis="x", visible=False)
     return svg_of(fig, "scaling", "Partition scaling, log-log with fitted exponent, and phase split")
 
 
 def _tick_label(commit: str, releases: dict[str, str]) -> str:
+    """One line (the labels are vertical, so neighbours never touch): ``v1.4.1 e4d02f41`` or the hash."""
     version = releases.get(commit[:8])
-    return f"{commit[:8]}\n{version}" if version else commit[:8]
+    return f"v{version} {commit[:8]}" if version else commit[:8]
+
+
+def history_ticks(commits: list[tuple[str, int]], releases: dict[str, str], changes: tuple[int, ...] = (),
+                  room: int = 5) -> list[int]:
+    """The commits that may get an x label, most wanted first: every release, the last commit, the
+    first, the commits where the chart changes, then the middle of the widest stretch without a label
+    while one is at least twice ``len(commits) / room`` positions wide. :func:`fit_ticks` then drops
+    from the end of this list whatever would still overlap once drawn."""
+    count = len(commits)
+    if not count:
+        return []
+    wanted = [i for i, (c, _) in enumerate(commits) if c[:8] in releases]
+    wanted = list(dict.fromkeys(wanted + [count - 1, 0] + [i for i in changes if 0 <= i < count]))
+    gap = max(1, math.ceil(count / room))
+    while True:
+        shown = sorted(wanted)
+        width, start = max((b - a, a) for a, b in zip(shown, shown[1:] + [shown[-1]], strict=True))
+        if width < 2 * gap:
+            return wanted
+        wanted.append(start + width // 2)
+
+
+def fit_ticks(fig: Any, ax: Any, candidates: list[int], labels: dict[int, str],
+              pad_px: float = 2.0) -> list[int]:
+    """Label the ``candidates`` (most wanted first) whose drawn labels do not overlap a more wanted one.
+
+    The labels are measured where matplotlib draws them (after the layout), and the check repeats
+    until the kept set fits as laid out, so no two x labels ever overlap."""
+    kept = list(candidates)
+    for _ in range(4):
+        ax.set_xticks(sorted(kept), [labels[i] for i in sorted(kept)])
+        fig.draw_without_rendering()
+        boxes = {i: text.get_window_extent().padded(pad_px)  # the figure's own renderer, laid out
+                 for i, text in zip(sorted(kept), ax.get_xticklabels(), strict=True)}
+        fitting: list[int] = []
+        for i in kept:
+            if not any(boxes[i].overlaps(boxes[j]) for j in fitting):
+                fitting.append(i)
+        if fitting == kept:
+            return sorted(kept)
+        kept = fitting
+    ax.set_xticks(sorted(kept), [labels[i] for i in sorted(kept)])
+    return sorted(kept)
 
 
 @styled
 def plot_commit_series(series: CommitSeries, commits: list[tuple[str, int]], releases: dict[str, str],
                        key: str) -> str:
-    """A small step chart: CPU ops per commit (solid), Vulkan programs for probes (dashed)."""
-    fig = new_figure(3.3, 1.75)
+    """A small step chart: CPU ops per commit (solid), Vulkan programs for probes (dashed), and a red
+    cross where the workload was recorded but did not lower (the series stops there)."""
+    fig = new_figure(3.3, 2.35)  # room for the vertical commit labels
     ax = fig.subplots()
     x = list(range(len(commits)))
     top = 1.0
@@ -594,17 +668,40 @@ def plot_commit_series(series: CommitSeries, commits: list[tuple[str, int]], rel
         ax.step(x, ys, where="mid", color=DELEGATED, linewidth=1.2, linestyle="--",
                 label=f"Vulkan programs · {line}")
         top = max([top] + [v for v in values if v is not None])
-    step = max(1, math.ceil(len(commits) / 5))
-    shown = sorted(set(x[::step]) | {x[-1]}) if x else []
-    ax.set_xticks(shown, [_tick_label(commits[i][0], releases) for i in shown], fontsize=7)
+    failed = sorted({i for marks in series.failures.values() for i in marks})
+    if failed:
+        ax.plot(failed, [0] * len(failed), "x", color=FAILED, markersize=6, markeredgewidth=1.8,
+                clip_on=False, label="did not lower")
     ax.set_xlim(-0.5, len(commits) - 0.5)
     ax.set_ylim(-0.3, top * 1.25 + 0.3)
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
     ax.tick_params(axis="y", labelsize=7)
+    ax.tick_params(axis="x", which="major", labelsize=6.5, labelrotation=90, labelcolor="#666")
+    ax.set_xticks(x, minor=True)  # every commit gets a tick; the labelled ones a longer one
+    ax.tick_params(axis="x", which="minor", length=2)
     ax.grid(axis="x", visible=False)
+    labels = {i: _tick_label(commit, releases) for i, (commit, _) in enumerate(commits)}
+    shown = fit_ticks(fig, ax, history_ticks(commits, releases, series_changes(series)), labels)
+    for i, text in zip(shown, ax.get_xticklabels(), strict=True):
+        if commits[i][0][:8] in releases:
+            text.set_color("#1d2733")
+            text.set_fontweight("bold")
     return svg_of(fig, key, f"{series.kind} {series.name}: CPU ops per upstream commit")
+
+
+def series_changes(series: CommitSeries) -> tuple[int, ...]:
+    """The commits where a line of the chart changes value or starts failing (worth a label)."""
+    changes: set[int] = set()
+    for by_line in (series.cpu_ops, series.programs):
+        for values in by_line.values():
+            known = [(i, v) for i, v in enumerate(values) if v is not None]
+            steps = zip(known, known[1:], strict=False)
+            changes.update(i for (_, before), (i, after) in steps if before != after)
+    for marks in series.failures.values():
+        changes.update(i for i in marks if i - 1 not in marks)
+    return tuple(sorted(changes))
 
 
 @styled
@@ -637,27 +734,45 @@ RUNG_COLOURS = {"matches": "#2a9d8f", "runs": "#8ab17d", "loads": "#e9c46a", "lo
                 "not lowered": "#b0b0b0"}
 
 
-def plot_ladder(counts: dict[str, Counter[str]]) -> str:
-    """One stacked bar per machine and runner: how many entries stop at each rung of the ladder."""
+@styled
+def plot_ladder(counts: dict[str, dict[str, Counter[str]]]) -> str:
+    """Per machine and runner, a stacked bar of how many stop at each rung of the ladder: policy entries
+    on the left, probes (``probe/<name>`` rows) on their own axis at the right; the legend sits below
+    the axes, so it covers no bar."""
+    from matplotlib.ticker import MaxNLocator
+
     from vkbench.site.runtime_page import RUNG_NAMES
 
     labels = list(counts)
-    fig = new_figure(10, 0.8 + 0.36 * len(labels))
-    ax = fig.subplots()
-    left = [0] * len(labels)
-    for rung in RUNG_NAMES:
-        widths = [counts[label][rung] for label in labels]
-        ax.barh(range(len(labels)), widths, left=left, color=RUNG_COLOURS[rung], height=0.65, label=rung)
-        for i, width in enumerate(widths):
-            if width:
-                ax.text(left[i] + width / 2, i, str(width), ha="center", va="center", fontsize=7.5)
-        left = [a + b for a, b in zip(left, widths, strict=True)]
-    ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylim(len(labels) - 0.5, -0.5)
-    ax.set_xlabel("policy entries, by the highest rung reached on Vulkan")
-    ax.legend(fontsize=7.5, ncol=len(RUNG_NAMES), loc="lower right", frameon=False)
-    ax.grid(axis="y", visible=False)
-    return svg_of(fig, "ladder", "Policy entries per ladder rung, per machine and runner")
+    kinds = [k for k in ("policy entries", "probes") if any(sum(counts[h][k].values()) for h in labels)]
+    widest = {k: max(sum(counts[h][k].values()) for h in labels) for k in kinds}
+    fig = new_figure(10, 1.1 + 0.36 * len(labels))
+    axes = fig.subplots(1, len(kinds), sharey=True, squeeze=False,
+                        width_ratios=[max(widest[k], 0.4 * max(widest.values()), 1) for k in kinds])[0]
+    for ax, kind in zip(axes, kinds, strict=True):
+        left = [0] * len(labels)
+        for rung in RUNG_NAMES:
+            widths = [counts[label][kind][rung] for label in labels]
+            ax.barh(range(len(labels)), widths, left=left, color=RUNG_COLOURS[rung], height=0.65,
+                    label=rung)
+            for i, width in enumerate(widths):
+                if width:
+                    ax.text(left[i] + width / 2, i, str(width), ha="center", va="center", fontsize=7.5)
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        for i, total in enumerate(left):
+            ax.annotate(f"of {total}", (total, i), xytext=(3, 0), textcoords="offset points", va="center",
+                        fontsize=7.5, color="#555")
+        ax.set_xlim(0, widest[kind] * 1.2)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts of entries, never 0.5
+        ax.set_xlabel(kind)
+        ax.set_title(kind[:1].upper() + kind[1:], loc="left")
+        ax.grid(axis="y", visible=False)
+    axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
+    axes[0].set_ylim(len(labels) - 0.5, -0.5)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=len(RUNG_NAMES), fontsize=8,
+               title="the highest rung reached on Vulkan", title_fontsize=8)
+    return svg_of(fig, "ladder", "Policy entries and probes per ladder rung, per machine and runner")
 
 
 # --------------------------------------------------------------------------- headlines
@@ -731,29 +846,47 @@ def scaling_headline(scale: Scaling) -> str:
 
 
 def upstream_headline(upstream: Upstream) -> str:
-    """How many commits over which dates, and every change of a CPU-op count between neighbours."""
+    """How many commits over which dates, then the regressions by name, then the improvements."""
     import datetime as dt
 
     def day(ms: int) -> str:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d")
 
+    def name(commit: str) -> str:
+        version = upstream.releases.get(commit[:8])
+        return commit[:8] + (f" (v{version})" if version else "")
+
+    def where(change: Change) -> str:
+        return f"at {name(change.commit)}" if change.exact else \
+            f"between {name(change.previous)} and {name(change.commit)}"
+
+    def told(rows: list[Change]) -> list[str]:
+        """One phrase per step; failures at the same place are told together."""
+        failing: dict[str, list[str]] = {}
+        phrases = []
+        for change in rows:
+            if change.after == "failed":
+                failing.setdefault(where(change), []).append(change.param)
+            else:
+                phrases.append(f"{change.param} {change.before} → {change.after} CPU ops {where(change)}")
+        grouped = [(f"{', '.join(params[:2])} and {len(params) - 2} more" if len(params) > 3 else
+                    ", ".join(params)) + (" fail " if len(params) > 1 else " fails ") + place
+                   for place, params in failing.items()]
+        return grouped + phrases
+
     commits = upstream.commits
     text = (f"{len(commits)} upstream commit{'s' if len(commits) != 1 else ''} recorded "
             f"({day(commits[0][1])} → {day(commits[-1][1])})")
-    changes = []
-    for series in upstream.series:
-        for values in series.cpu_ops.values():
-            known = [(i, v) for i, v in enumerate(values) if v is not None]
-            for (_, before), (i, after) in zip(known, known[1:], strict=False):
-                if before != after:
-                    version = upstream.releases.get(commits[i][0][:8])
-                    where = commits[i][0][:8] + (f" (v{version})" if version else "")
-                    changes.append(f"{series.name} {before:g} → {after:g} CPU ops at {where}")
-    if changes:
-        shown = changes[:4]
-        more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
-        return text + ": " + "; ".join(shown) + more
-    return text + f": no probe or policy changed its CPU-op count across {len(upstream.series)} charts"
+    if not upstream.changes:
+        return text + f": no probe or policy changed its CPU-op count across {len(upstream.series)} charts"
+    parts = []
+    for label, rows in (("regressions", [c for c in upstream.changes if c.regression]),
+                        ("improvements", [c for c in upstream.changes if not c.regression])):
+        if rows:
+            phrases = told(rows)
+            more = f" (+{len(phrases) - 3} more)" if len(phrases) > 3 else ""
+            parts.append(f"{len(rows)} {label}: " + "; ".join(phrases[:3]) + more)
+    return text + ". " + ". ".join(parts)
 
 
 def steps_headline(limits: list[StepLimit]) -> str:
@@ -823,6 +956,13 @@ figcaption small{color:var(--muted);font-weight:400}
 table{border-collapse:collapse;font-size:.82em;margin-top:.8em;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:.3em .5em;text-align:left;vertical-align:top}
 th{color:var(--muted);font-weight:600;white-space:nowrap}td:first-child{white-space:nowrap}
+.table-scroll{overflow:auto;max-height:30em;margin-top:.8em;border:1px solid var(--line);border-radius:8px}
+.table-scroll table{margin-top:0}
+.table-scroll thead th{position:sticky;top:0;background:#fff;box-shadow:inset 0 -1px var(--line)}
+table.ladder th{white-space:normal;min-width:9em}
+td.rung-matches{color:#1f7a6f;font-weight:600}td.rung-runs{color:#4f7a3f}td.rung-loads{color:#8a6d12}
+td.rung-lowered{color:#a5581c}td.rung-not-lowered{color:#8a8f96}
+tr.probe td:first-child{color:var(--muted)}
 code{font-size:.92em}
 .key{display:inline-block;width:1.6em;height:.25em;vertical-align:middle;margin:0 .3em 0 .8em}
 footer{color:var(--muted);font-size:.8em;text-align:center;padding:0 1em 2em}
@@ -857,7 +997,8 @@ def blockers_section(survey: Survey | None) -> Section:
         body += blocked_table(blocked)
     body += ('<p class="note">Ops ranked as <code>vkbench policies</code> ranks them: entries unblocked, '
              "entries touched, nodes. “Unblocks”: the entries whose only CPU op this is, so supporting it "
-             "delegates them whole. The table lists the entries that never reach the partitioner.</p>")
+             "delegates them whole. The table lists the entries that never reach the partitioner; the "
+             '<a href="bugs.html">bug list</a> gives each failure its owner, probe and reproducer.</p>')
     return Section("blockers", "Top blockers", blockers_headline(survey.blockers, lowered), body)
 
 
@@ -894,11 +1035,49 @@ def scaling_section(scaling: list[Scaling]) -> Section:
     gap = (f" {', '.join(map(str, missing))} blocks not recorded yet (the standard tier times them)."
            if missing else "")
     note = (f'<p class="note">Fitted exponent (least squares of log seconds on log n, '
-            f"<code>vkbench.scaling.loglog_exponent</code>): {exponents}. "
+            f"<code>vkbench.workloads.scaling.loglog_exponent</code>): {exponents}. "
             f"<code>{PARTITION_TIME}</code> (asv CPU time) and <code>PartitionScalingPhases</code> "
             f"from {html.escape(scale.label)}.{gap}</p>")
+    gap_at = phase_gap(scale)
+    caption = ""
+    if gap_at:
+        n, line, bars = gap_at
+        caption = (f"Line: CPU seconds, median of samples · bars: wall seconds of one instrumented run "
+                   f"<small>(at {n} blocks {bars:.2f} s against {line:.2f} s; why: below)</small>")
+        note += phase_gap_note(scale, *gap_at)
     return Section("scaling", "Partition scaling", scaling_headline(scale),
-                   figure(plot_scaling(scaling), "scaling") + note)
+                   figure(plot_scaling(scaling), "scaling", caption) + note)
+
+
+def phase_gap(scale: Scaling) -> tuple[int, float, float] | None:
+    """The largest size with both a ``time_partition`` value and phases: (n, line seconds, bar seconds)."""
+    both = [n for n in sorted(scale.seconds) if scale.phase_total(n) is not None]
+    return (both[-1], scale.seconds[both[-1]], scale.phase_total(both[-1]) or 0.0) if both else None
+
+
+def phase_gap_note(scale: Scaling, n: int, line: float, bars: float) -> str:
+    """Why the phase bars and the line disagree, with the two numbers (from the data) and the other sizes'."""
+    samples = scale.samples.get(n)
+    median = (f"the median of {_count(samples, 'sample', 'samples')} at {n} blocks" if samples
+              else "the median of its samples")
+    others = "; ".join(f"{m} blocks {scale.phase_total(m):.2f} s against {scale.seconds[m]:.2f} s"
+                       for m in sorted(scale.seconds) if m != n and scale.phase_total(m) is not None)
+    return (f'<p class="note phase-gap" data-blocks="{n}" data-line="{line:.2f}" data-bars="{bars:.2f}">'
+            f"Why the bars and the line differ: at {n} blocks the phase bars add up to <b>{bars:.2f} s</b> "
+            f"and the line reads <b>{line:.2f} s</b> ({_signed_pct(bars - line, line)}). They are two "
+            f"measurements. The line is <code>{PARTITION_TIME}</code>: process CPU seconds "
+            f"(<code>time.process_time</code>), {median}. The bars are <code>PartitionScalingPhases"
+            ".track_phase_seconds</code>: the one instrumented partition per size that the shared record "
+            "makes (<code>vkbench.workloads.scaling.measure</code>), each phase timed by the wall clock "
+            "(<code>time.perf_counter</code>, exclusive) while a thread samples peak RSS. Both call the same "
+            "instrumented <code>timed_partition</code>, so the gap is not the phase wrappers (they cost the "
+            "same in both): it is wall against CPU time (the wall clock also counts time the process spent "
+            "off the CPU: other jobs on a shared machine, the RSS thread) and one run against a median."
+            f"{f' Other sizes, bars against line: {others}.' if others else ''}</p>")
+
+
+def _signed_pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:+.0f}%" if whole else "n/a"
 
 
 def upstream_section(upstream: Upstream, has_site: bool) -> Section:
@@ -907,18 +1086,46 @@ def upstream_section(upstream: Upstream, has_site: bool) -> Section:
                        "No upstream commits recorded yet (vkbench upstream records them).", "")
     key = (f'<p class="note"><span class="key" style="background:#e07b39"></span>CPU ops (lower is better)'
            f'<span class="key" style="border-top:2px dashed {DELEGATED};height:0"></span>Vulkan programs '
-           "(probes). x: commits in commit-date order; a release tag under a commit names it.</p>")
+           "(probes). x: commits in commit-date order, every commit a tick; a release tag (bold) under a "
+           "commit names it (the tag stored beside the commit's results, and the ledger's releases).</p>")
     charts = []
     for i, series in enumerate(upstream.series):
         svg = plot_commit_series(series, upstream.commits, upstream.releases, f"up{i}")
-        charts.append(figure(svg, f"upstream-{series.kind}-{series.name}",
-                             f"{html.escape(series.name)} <small>{series.kind}</small>"))
+        caption = f"{html.escape(series.name)} <small>{series.kind}</small>" + failure_caption(
+            series, upstream.commits)
+        charts.append(figure(svg, f"upstream-{series.kind}-{series.name}", caption))
     link = (' Per-benchmark history: <a href="upstream/index.html">upstream asv site</a>.'
-            if has_site else "")
-    note = (f'<p class="note">asv results of <code>{PROBE_CPU_OPS}</code>, <code>{PROBE_PROGRAMS}</code> '
-            f"and <code>{POLICY_CPU_OPS}</code> under <code>results/upstream/</code>.{link}</p>")
+            if has_site else "") + (' Every step, its commit, reasons and a command to reproduce it: '
+                                    '<a href="changes.html">changes</a>.')
+    fed = sorted({name for series in upstream.series for name in series.benchmarks})
+    note = (f'<p class="note">asv results of {", ".join(f"<code>{html.escape(n)}</code>" for n in fed)} '
+            f"under <code>results/upstream/</code>; a red cross: recorded, did not lower (reason in the "
+            f"caption, from the file's sidecar).{link}</p>")
     return Section("upstream", "Coverage across upstream commits", upstream_headline(upstream),
                    key + f'<div class="grid">{"".join(charts)}</div>' + note)
+
+
+def failure_caption(series: CommitSeries, commits: list[tuple[str, int]]) -> str:
+    """Where the series stops and why: each run of failures (broken only by a commit where the
+    workload has a value, or by a new reason; commits that did not record it don't break a run)."""
+    marks: dict[int, str] = {}
+    for by_commit in series.failures.values():
+        marks.update(by_commit)
+    if not marks:
+        return ""
+    valued = {i for values in series.cpu_ops.values() for i, v in enumerate(values) if v is not None}
+    runs: list[list[int]] = []
+    for i in sorted(marks):
+        if runs and marks[runs[-1][0]] == marks[i] and not any(runs[-1][-1] < j < i for j in valued):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    parts = [f"from <code>{commits[run[0]][0][:8]}</code> "
+             f"({_count(len(run), 'recorded commit', 'recorded commits')}): "
+             f"{html.escape(_short(marks[run[0]], 120))}" for run in runs[:2]]
+    more = f"; {len(runs) - 2} more" if len(runs) > 2 else ""
+    return f'<br><small class="failed" title="{html.escape(marks[runs[0][0]])}">✕ did not lower ' + "; ".join(
+        parts) + more + "</small>"
 
 
 def steps_section(limits: list[StepLimit]) -> Section:
@@ -945,19 +1152,24 @@ def ladder_section(ladder: tuple[list[str], list[list[str]]]) -> Section:
         return Section("ladder", "How far policies get on Vulkan", "No policy ladder recorded yet.",
                        '<p class="empty">Record <code>bench_policy_runtime.PolicyLadder</code> on a Vulkan '
                        "machine.</p>")
-    counts = {header: Counter(row[i] for row in table if row[i] != "—")
-              for i, header in enumerate(headers) if i}
-    best = max(counts, key=lambda h: (counts[h]["matches"], counts[h]["runs"]))
-    headline = (f"{counts[best]['matches']} of {sum(counts[best].values())} policy entries match eager "
-                f"PyTorch on Vulkan ({best})")
-    cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table)
-    body = (figure(plot_ladder(counts), "ladder")
-            + '<table class="ladder"><thead><tr>' + "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-            + f"</tr></thead><tbody>{cells}</tbody></table>"
+    from vkbench.site.runtime_page import is_probe, ladder_counts, ladder_headline
+
+    def cell(text: str) -> str:
+        rung = f' class="rung-{text.replace(" ", "-")}"' if text in RUNG_COLOURS else ""
+        return f"<td{rung}>{html.escape(text)}</td>"
+
+    cells = "".join(f'<tr class="{"probe" if is_probe(row[0]) else "policy"}">' + "".join(map(cell, row))
+                    + "</tr>" for row in table)
+    body = (figure(plot_ladder(ladder_counts(headers, table)), "ladder")
+            + '<div class="table-scroll"><table class="ladder"><thead><tr>'
+            + "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+            + f"</tr></thead><tbody>{cells}</tbody></table></div>"
             + '<p class="note">Lowered → the <code>.pte</code> loads → it runs → its outputs match eager '
-              "(SNR ≥ 40 dB): asv's <code>PolicyLadder.track_rungs_short</code>; errors per stage on the "
-              '<a href="runtime.html">runtime page</a>.</p>')
-    return Section("ladder", "How far policies get on Vulkan", headline, body)
+              "(SNR ≥ 40 dB): asv's <code>PolicyLadder.track_rungs_short</code>; probes (rows "
+              "<code>probe/…</code>, <code>ProbeLadder</code>) are counted apart and listed last; errors per "
+              'stage on the <a href="runtime.html">runtime page</a>; each load or run failure, with its '
+              'probe and reproducer, in the <a href="bugs.html">bug list</a>.</p>')
+    return Section("ladder", "How far policies get on Vulkan", ladder_headline(headers, table), body)
 
 
 def tiles(survey: Survey | None, scaling: list[Scaling], upstream: Upstream,
@@ -987,7 +1199,8 @@ def default_links(html_root: Path) -> list[Link]:
     links = [Link(f"{name}/index.html", name, about[name]) for name in ("releases", "upstream")
              if (html_root / name / "index.html").exists()]
     return links + [Link("coverage.html", "Coverage", "CPU op × partitioner reason, per commit"),
-                    Link("runtime.html", "Vulkan runtime", "step limits and latency per device")]
+                    Link("runtime.html", "Vulkan runtime", "step limits and latency per device"),
+                    Link("bugs.html", "Bug list", "each distinct failure: owner, probe, reproducer")]
 
 
 def render(sections: list[Section], links: list[Link], tiles_html: str) -> str:

@@ -13,110 +13,93 @@ lavapipe with the tracer ON, which no asv machine holds).
 
 from __future__ import annotations
 
-import ast
 import html
-import itertools
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from vkbench import settings
-from vkbench.execution.outcome import LADDER
+from vkbench.execution.outcome import LADDER, LADDER_HEADERS, ladder_rows
+from vkbench.paths import RESULTS_ROOT
+from vkbench.results.asv_files import read_dir
+from vkbench.results.model import Params, ResultFile
+from vkbench.suite import catalogue
+from vkbench.suite.catalogue import Benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "results" / "releases"
-POLICY_LATENCY = ROOT / "results" / "runtime"
+RESULTS = RESULTS_ROOT / "releases"
+POLICY_LATENCY = RESULTS_ROOT / "runtime"
 
 #: asv's ``runner`` parameter -> how the page names it.
 RUNNER_LABELS = {"python": "Python runtime", "native": "C++ runner"}
 #: ``Many(n)`` benchmarks (params: n × runner) -> column label, ``{runner}`` filled in.
 MANY_COLUMNS = {
-    "bench_runtime.ManyRuntime.track_execute_seconds": "execute ({runner})",
-    "bench_runtime.ManyRuntime.track_us_per_dispatch": "µs per dispatch ({runner})",
-    "bench_runtime.ManyRuntime.track_max_abs_diff": "max abs diff ({runner})",
+    catalogue.MANY_EXECUTE: "execute ({runner})",
+    catalogue.MANY_PER_DISPATCH: "µs per dispatch ({runner})",
+    catalogue.MANY_DIFF: "max abs diff ({runner})",
 }
-EAGER_MANY = ("bench_runtime.ManyEager.time_eager", "eager PyTorch")
+MANY_EAGER = catalogue.MANY_EAGER
+EAGER_MANY_LABEL = "eager PyTorch"
 #: Policy benchmarks (params: entry × backend × runner) -> quantity.
-POLICY_BENCHMARKS = {
-    "bench_policy_runtime.PolicyRuntime.track_forward_seconds": "forward",
-    "bench_policy_runtime.PolicyRuntime.track_max_abs_diff": "max abs diff",
-}
-EAGER_POLICY = "bench_policy_runtime.PolicyEager.time_forward"
-LIMITS = "bench_runtime.StepLimit.track_steps_short_of_cap"
+POLICY_BENCHMARKS = {catalogue.POLICY_FORWARD: "forward", catalogue.POLICY_DIFF: "max abs diff"}
+POLICY_EAGER = catalogue.POLICY_EAGER
+STEP_LIMIT = catalogue.STEP_LIMIT
 #: Ladder benchmarks (params: entry or ``probe/<name>`` × runner): rungs missed, 0 = matches eager.
-LADDERS = ("bench_policy_runtime.PolicyLadder.track_rungs_short",
-           "bench_policy_runtime.VLAPolicyLadder.track_rungs_short",
-           "bench_runtime.ProbeLadder.track_rungs_short")
+LADDERS = (catalogue.POLICY_LADDER, catalogue.VLA_LADDER, catalogue.PROBE_LADDER)
 #: Rungs missed -> the rung reached (the ladder, top first; 4 missed: not lowered).
 RUNG_NAMES = (*reversed(LADDER), "not lowered")
-
-
-def _columns(data: dict[str, Any], entry: list[Any]) -> dict[str, Any]:
-    return dict(zip(data.get("result_columns", ["result", "params"]), entry, strict=False))
-
-
-def _unquote(value: str) -> str:
-    return str(ast.literal_eval(value)) if value.startswith(("'", '"')) else value
-
-
-def _param_grid(entry: dict[str, Any]) -> list[tuple[str, ...]]:
-    """asv's flattened result order: the product of the parameter lists."""
-    return list(itertools.product(*[[_unquote(p) for p in values] for values in entry.get("params") or []]))
+#: How ``ProbeLadder`` names its rows (params ``probe/<name>``), next to the policy entries.
+PROBE_PREFIX = "probe/"
 
 
 def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
     """One dict per (machine, result file) that holds runtime benchmarks."""
     rows = []
-    for machine_dir in sorted(p for p in results.glob("*") if p.is_dir()):
-        machine = json.loads((machine_dir / "machine.json").read_text()) if (
-            machine_dir / "machine.json").exists() else {}
-        for path in sorted(machine_dir.glob("*.json")):
-            if path.name == "machine.json":
+    found = read_dir(results)
+    for record in found.files:
+        runtime = {name: held for name, held in record.results.items()
+                   if name.startswith(("bench_runtime.", "bench_policy_runtime."))}
+        if not any(p.value is not None for name, held in runtime.items() if name != MANY_EAGER.name
+                   for p in held.points()):
+            continue
+        machine = found.machines.get(record.machine, {})
+        row: dict[str, Any] = {"machine": record.machine, "commit": record.commit[:8],
+                               "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {},
+                               "ladder": {}}
+        for benchmark, quantity in POLICY_BENCHMARKS.items():
+            for (entry, backend, runner), value in _values(record, benchmark):
+                row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
+        for (entry,), value in _values(record, POLICY_EAGER):
+            row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
+        for benchmark in LADDERS:
+            for (entry, runner), short in _values(record, benchmark):
+                if short is not None:
+                    row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
+        for (runner,), short in _values(record, STEP_LIMIT):
+            if short is None:
                 continue
-            data = json.loads(path.read_text())
-            found = {k: _columns(data, v) for k, v in data.get("results", {}).items()
-                     if k.startswith(("bench_runtime.", "bench_policy_runtime."))}
-            if not any(_has_value(v.get("result")) for k, v in found.items() if ".ManyEager." not in k):
-                continue
-            row: dict[str, Any] = {"machine": machine_dir.name, "commit": data.get("commit_hash", "")[:8],
-                                   "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {},
-                                   "ladder": {}}
-            for name, quantity in POLICY_BENCHMARKS.items():
-                for (entry, backend, runner), value in _values(found.get(name)):
-                    row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
-            for (entry,), value in _values(found.get(EAGER_POLICY)):
-                row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
-            for name in LADDERS:
-                for (entry, runner), short in _values(found.get(name)):
-                    if _has_value(short):
-                        row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
-            for (runner,), short in _values(found.get(LIMITS)):
-                if not _has_value(short):
-                    continue
-                cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
-                limit = {"short_of_cap": short, "cap": cap, "limit": cap - short}
-                row["limits"][RUNNER_LABELS[runner]] = limit
-            for name, label in MANY_COLUMNS.items():
-                for (n, runner), value in _values(found.get(name)):
-                    row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value
-            for (n,), value in _values(found.get(EAGER_MANY[0])):
-                row["many"].setdefault(int(n), {})[EAGER_MANY[1]] = value
-            rows.append(row)
+            cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
+            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": cap - short}
+        for benchmark, label in MANY_COLUMNS.items():
+            for (n, runner), value in _values(record, benchmark):
+                row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value
+        for (n,), value in _values(record, MANY_EAGER):
+            row["many"].setdefault(int(n), {})[EAGER_MANY_LABEL] = value
+        rows.append(row)
     return rows
 
 
 def many_labels() -> list[str]:
     """Every ``Many(n)`` column the page can show, in order."""
     return [template.format(runner=label) for template in MANY_COLUMNS.values()
-            for label in RUNNER_LABELS.values()] + [EAGER_MANY[1]]
+            for label in RUNNER_LABELS.values()] + [EAGER_MANY_LABEL]
 
 
-def _values(entry: dict[str, Any] | None) -> list[tuple[tuple[str, ...], Any]]:
+def _values(record: ResultFile, benchmark: Benchmark) -> list[tuple[Params, float | None]]:
     """``(params, value)`` for every parameter combination of one benchmark (none when it has no value)."""
-    if not entry or not _has_value(entry.get("result")):
-        return []
-    return list(zip(_param_grid(entry), entry["result"], strict=False))
+    points = record.points(benchmark.name)
+    return [(p.params, p.value) for p in points] if any(p.value is not None for p in points) else []
 
 
 def _default_cap() -> int:
@@ -154,7 +137,6 @@ def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list
 
 
 def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]]) -> str:
-    from vkbench.execution.commands import LADDER_HEADERS, ladder_rows
 
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<title>vkbench: Vulkan runtime</title>",
@@ -174,7 +156,7 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
     for row in rows:
         for runner, limit in row["limits"].items():
             parts.append(f"<tr><td>{html.escape(row['machine'])}</td><td>{row['commit']}</td>"
-                         f"<td>{runner}</td><td>{limit['limit']}</td><td>{limit['cap']}</td></tr>")
+                         f"<td>{runner}</td><td>{limit['limit']:.0f}</td><td>{limit['cap']:.0f}</td></tr>")
     parts.append("</table>")
     for row in rows:
         labels = [label for label in many_labels()
@@ -189,9 +171,13 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
         parts.append("</table>")
     headers, ladder = ladder_table(rows)
     if ladder:
-        parts.append("<h2>How far each policy entry gets on Vulkan</h2><p>The ladder of ExecuTorch's backend "
+        parts.append("<h2>How far each policy entry and probe gets on Vulkan</h2>"
+                     f"<p class='ladder-headline'><b>{html.escape(ladder_headline(headers, ladder))}</b></p>"
+                     "<p>The ladder of ExecuTorch's backend "
                      "tests: lowered → the program loads → it runs → its output matches eager PyTorch "
-                     "(SNR ≥ 40 dB); asv's <code>PolicyLadder.track_rungs_short</code>.</p><table><tr>"
+                     "(SNR ≥ 40 dB); asv's <code>PolicyLadder.track_rungs_short</code>. Rows named "
+                     "<code>probe/…</code> are probes (<code>ProbeLadder</code>), listed after the "
+                     "policy entries and counted apart.</p><table><tr>"
                      + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>")
         for item in ladder:
             parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
@@ -213,10 +199,11 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
     return "\n".join(parts)
 
 
-def write(html_root: Path) -> int:
-    """Write ``runtime.html``; returns how many machine rows it shows."""
-    rows = machine_rows()
-    (Path(html_root) / "runtime.html").write_text(render(rows, policy_latency_tables()))
+def write(html_root: Path, results: Path = RESULTS, policy_latency: Path = POLICY_LATENCY) -> int:
+    """Write ``runtime.html`` from ``results`` (asv results) and ``policy_latency`` (runs outside
+    asv); returns how many machine rows it shows."""
+    rows = machine_rows(results)
+    (Path(html_root) / "runtime.html").write_text(render(rows, policy_latency_tables(policy_latency)))
     return len(rows)
 
 
@@ -234,11 +221,44 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], 
 def ladder_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Entry × (machine, runner): the rung each reached (``—``: not recorded there)."""
     columns = [(row["machine"], runner) for row in rows for runner in sorted({r for r, _ in row["ladder"]})]
-    entries = sorted({entry for row in rows for _, entry in row["ladder"]})
+    entries = sorted({entry for row in rows for _, entry in row["ladder"]}, key=lambda e: (is_probe(e), e))
     by_machine = {row["machine"]: row["ladder"] for row in rows}
     table = [[entry] + [by_machine[machine].get((runner, entry), "—") for machine, runner in columns]
              for entry in entries]
     return ["entry"] + [f"{machine} ({runner})" for machine, runner in columns], table
+
+
+def is_probe(entry: str) -> bool:
+    """Ladder rows named ``probe/<name>`` are probes (``ProbeLadder``), not policy entries."""
+    return entry.startswith(PROBE_PREFIX)
+
+
+def ladder_counts(headers: list[str], table: list[list[str]]) -> dict[str, dict[str, Counter[str]]]:
+    """Per ladder column: rung -> how many reached it, ``policy entries`` and ``probes`` apart
+    (``—``, not recorded there, counts in neither)."""
+    counts = {}
+    for i, header in enumerate(headers[1:], start=1):
+        kinds: dict[str, Counter[str]] = {"policy entries": Counter(), "probes": Counter()}
+        for row in table:
+            if row[i] != "—":
+                kinds["probes" if is_probe(row[0]) else "policy entries"][row[i]] += 1
+        counts[header] = kinds
+    return counts
+
+
+def ladder_headline(headers: list[str], table: list[list[str]]) -> str:
+    """How many policy entries match eager in the best column, and, apart, how many probes do there."""
+    counts = ladder_counts(headers, table)
+    if not counts:
+        return "No policy ladder recorded yet."
+    kind = "policy entries" if any(sum(c["policy entries"].values()) for c in counts.values()) else "probes"
+    best = max(counts, key=lambda h: (counts[h][kind]["matches"], counts[h][kind]["runs"],
+                                      counts[h]["probes"]["matches"]))
+    parts = [f"{counts[best][k]['matches']} of {sum(counts[best][k].values())} {k}"
+             for k in ("policy entries", "probes") if sum(counts[best][k].values())]
+    first, *rest = parts
+    return (f"{first} match eager PyTorch on Vulkan ({best})"
+            + "".join(f"; {part} match" for part in rest))
 
 
 def policy_rows(rows: list[dict[str, Any]]) -> list[list[str]]:

@@ -1,0 +1,159 @@
+"""The layering rules of ``vkbench/``, checked on its source (no imports run).
+
+* no import cycles between vkbench modules, counting imports inside functions;
+* at most two ``__main__`` entry points (the ``vkbench`` command and the isolated child worker);
+* one reader of asv's files: only :mod:`vkbench.results.asv_files` names ``result_columns``;
+* parsed arguments stay in :mod:`vkbench.cli`: no other module takes an ``argparse.Namespace``;
+* every benchmark or class name spelled out in ``vkbench/`` or ``tests/`` is one the catalogue has.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from vkbench.suite import catalogue
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "vkbench"
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
+    """The vkbench modules a module imports anywhere in its body (functions included)."""
+    found = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(ast.parse(path.read_text()), modules) - {name} for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def _main_blocks(tree: ast.AST) -> int:
+    return sum(1 for node in ast.walk(tree) if isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+               and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
+
+
+def test_at_most_two_entry_points() -> None:
+    entry_points = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("__main__.py")]
+    entry_points += [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+                     if p.name != "__main__.py" and _main_blocks(ast.parse(p.read_text()))]
+    assert len(entry_points) <= 2, entry_points
+
+
+def _string_constants(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_only_the_results_reader_parses_asv_files() -> None:
+    readers = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+               if any("result_columns" in text for text in _string_constants(p))]
+    assert readers == ["vkbench/results/asv_files.py"]
+
+
+def test_parsed_arguments_stay_in_the_command_line() -> None:
+    takers = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+              if re.search(r"\bNamespace\b", p.read_text()) and "cli" not in p.relative_to(PACKAGE).parts]
+    assert takers == []
+
+
+_MODULES = "|".join(sorted({b.module for b in catalogue.ALL}))
+_BENCH_NAME = re.compile(rf"\b(?:{_MODULES})\.[A-Z]\w*(?:\.\w+)?")
+
+
+#: Where retired names may stand: the catalogue's list of them, the migration and its test.
+MIGRATIONS = {"catalogue.py", "legacy.py", "test_execution.py"}
+
+
+def test_no_stale_benchmark_names() -> None:
+    """A class or benchmark spelled out anywhere in vkbench/ or tests/ is one the suite has."""
+    known = {b.name for b in catalogue.ALL} | {b.class_name for b in catalogue.ALL}
+    retired = catalogue.RETIRED | {name.rsplit(".", 1)[0] for name in catalogue.RETIRED}
+    stale = []
+    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py")]:
+        for name in _BENCH_NAME.findall(path.read_text()):
+            if name not in known and not (name in retired and path.name in MIGRATIONS):
+                stale.append(f"{path.relative_to(ROOT)}: {name}")
+    assert stale == []

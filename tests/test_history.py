@@ -1,0 +1,183 @@
+"""Lowering fingerprints, classes of a range, and the changes table, on small synthetic git repos.
+
+The repos are built here in temp dirs with the two package layouts ExecuTorch
+has used (``"executorch" = "src/executorch"`` with symlinks, and
+``"executorch.exir" = "exir"`` entries); nothing outside them is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vkbench.results.asv_files import read_dir
+from vkbench.results.changes import changes
+from vkbench.results.model import Failure, Provenance
+from vkbench.suite import catalogue
+from vkbench.suite.classes import Classes, classify
+from vkbench.suite.fingerprint import GitObjects, InputRecorder, Inputs, package_root, repo_paths
+
+RELEASES = {"1.4": "1.4.1", "1.5": "1.5.1"}
+INPUTS = Inputs("probes", ["executorch/exir/a.py", "executorch/exir/b.py", "executorch/version.py"],
+                ["executorch/data/bin"], "1.5.1", "2.11.0")
+
+
+def base_for(version: str | None) -> str:
+    return RELEASES[".".join((version or "1.5").split(".")[:2])]
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip()
+
+
+def commit(repo: Path, message: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    """src layout: ``src/executorch/exir`` is a symlink to ``exir``, as on ExecuTorch's main."""
+    repo = tmp_path / "executorch"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "src" / "executorch").mkdir(parents=True)
+    os.symlink("../../exir", repo / "src" / "executorch" / "exir")
+    hashes = [commit(repo, "start", {
+        "pyproject.toml": '[tool.setuptools.package-dir]\n"executorch" = "src/executorch"\n',
+        "version.txt": "1.4.0a0\n", "exir/a.py": "A = 1\n", "exir/b.py": "B = 1\n", "README.md": "hi\n"})]
+    hashes.append(commit(repo, "docs only (#101)", {"README.md": "hello\n"}))
+    hashes.append(commit(repo, "change an input (#102)", {"exir/a.py": "A = 2\n"}))
+    hashes.append(commit(repo, "a file no lowering reads (#103)", {"exir/c.py": "C = 1\n"}))
+    hashes.append(commit(repo, "bump the version (#104)", {"version.txt": "1.5.0a0\n"}))
+    hashes.append(commit(repo, "revert the input (#105)", {"exir/a.py": "A = 1\n"}))
+    return repo, hashes
+
+
+def test_inputs_map_through_symlinks_and_both_layouts(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
+    path, hashes = repo
+    with GitObjects(path / ".git") as objects:
+        mapped = repo_paths(objects, hashes[0], INPUTS.files + INPUTS.dirs)
+    assert mapped == {"executorch/exir/a.py": "exir/a.py", "executorch/exir/b.py": "exir/b.py",
+                      "executorch/version.py": "src/executorch/version.py",  # absent: from the base wheel
+                      "executorch/data/bin": "src/executorch/data/bin"}
+    old = tmp_path / "old"
+    old.mkdir()
+    git(old, "init", "-q")
+    head = commit(old, "flat layout", {"pyproject.toml": '[tool.setuptools.package-dir]\n"executorch.exir" = '
+                                                         '"exir"\n', "exir/a.py": "A = 1\n"})
+    with GitObjects(old / ".git") as objects:
+        assert repo_paths(objects, head, ["executorch/exir/a.py", "executorch/other/x.py"]) == {
+            "executorch/exir/a.py": "exir/a.py", "executorch/other/x.py": None}
+
+
+def test_a_class_is_a_run_of_identical_inputs(repo: tuple[Path, list[str]]) -> None:
+    path, hashes = repo
+    found = classify(path / ".git", "HEAD", INPUTS, base_for)
+    firsts = [c.first for c in found.classes]
+    # a docs change and a file outside the set reuse the measurement; an input change, a new
+    # base wheel and a revert (back to an earlier fingerprint, but a new run) re-measure
+    assert firsts == [hashes[0], hashes[2], hashes[4], hashes[5]]
+    assert [len(c.commits) for c in found.classes] == [2, 2, 1, 1]
+    assert found.classes[1].changed == ["exir/a.py"] and found.classes[1].pr == "102"
+    assert found.classes[2].changed == ["base wheel 1.4.1 -> 1.5.1"]
+    assert found.classes[3].digest != found.classes[2].digest
+    assert found.measured_as()[hashes[3]] == hashes[2]
+    again = Classes.from_json(json.loads(json.dumps(found.to_json())))
+    assert again.measured_as() == found.measured_as() and again.classes[1].subject.startswith("change")
+
+
+def test_the_recorder_notes_files_opened_and_directories_listed() -> None:
+    root = package_root()
+    recorder = InputRecorder.for_package()
+    target = next(root.rglob("*.yaml"))
+    with recorder.recording():
+        import executorch.exir  # noqa: F401 - an import is an input
+
+        target.read_text()
+        os.listdir(root / "exir")
+    target.read_text()  # outside recording: not an input of anything
+    files, dirs = recorder.wheel_paths()
+    wheel = f"{root.name}/{target.relative_to(root).as_posix()}"
+    assert wheel in files and f"{root.name}/exir" in dirs
+    assert "executorch/exir/__init__.py" in files  # imported modules count from sys.modules
+
+
+def _asv(path: Path, commit_hash: str, date: int, cpu_ops: list[float], failed: list[int]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    probes = ["'mish'", "'mha_cross'"]
+    path.write_text(json.dumps({
+        "commit_hash": commit_hash, "env_name": "virtualenv-py3.12", "date": date, "version": 2,
+        "result_columns": ["result", "params"],
+        "results": {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [probes]],
+                    catalogue.PROBE_PROGRAMS.name: [[1 if not math.isnan(v) else math.nan for v in cpu_ops],
+                                                    [probes]],
+                    catalogue.PROBE_FAILED.name: [failed, [probes]]}}))
+    return path
+
+
+def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
+    from vkbench.results import sidecar
+
+    path, hashes = repo
+    found_classes = classify(path / ".git", "HEAD", INPUTS, base_for)
+    results = tmp_path / "results"
+    box = results / "box"
+    _asv(box / "1.json", hashes[1], 1, [2, 6], [0, 0])  # class 0, not its first: counts for the class
+    _asv(box / "2.json", hashes[3], 2, [1, math.nan], [0, 1])  # class 1: both steps exactly at hashes[2]
+    flatc = Failure("preprocess", "flatc: cannot parse value starting with: -")
+    sidecar.merge(box / "2.json", failures=[(catalogue.PROBE_CPU_OPS.name, ("mha_cross",), flatc)])
+    _asv(box / "3.json", hashes[5], 3, [1, 6], [0, 0])  # class 3: two classes later, a range
+    sidecar.merge(box / "3.json", Provenance(tier="probes"))
+    table = changes(read_dir(results), found_classes)
+    rows = {(c.param, c.commit[:8]): c for c in table.changes}
+    mha = rows[("mha_cross", hashes[2][:8])]
+    assert (mha.before, mha.after, mha.exact, mha.regression) == (6, "failed", True, True)
+    assert mha.reason_after == "preprocess: flatc: cannot parse value starting with: -"
+    assert mha.files == ["exir/a.py"] and mha.pr == "102"
+    assert mha.repro.endswith(f"{hashes[2][:8]}^ {hashes[2][:8]}") and "mha_cross" in mha.repro
+    mish = rows[("mish", hashes[2][:8])]
+    assert (mish.before, mish.after, mish.regression) == (2, 1, False)
+    fixed = rows[("mha_cross", hashes[5][:8])]
+    assert (fixed.before, fixed.after, fixed.exact, fixed.previous) == ("failed", 6, False, hashes[3])
+    assert [c.param for c in table.changes] == ["mha_cross", "mha_cross", "mish"]  # regressions first
+    assert all(c.benchmark == catalogue.PROBE_CPU_OPS.name for c in table.changes)  # a failure told once
+    measured = {c["commit"]: c["measured_as"] for c in table.commits}
+    assert measured == {hashes[0]: hashes[1], hashes[1]: hashes[1], hashes[2]: hashes[3],
+                        hashes[3]: hashes[3], hashes[4]: None, hashes[5]: hashes[5]}
+
+
+def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_benchmark, monkeypatch) -> None:
+    """The suite logs the executorch modules it imported; the sidecar keeps them; ``widen`` adds
+    what the class's set lacks, so the classes are recomputed with the new import."""
+    from vkbench.results.recording import recording
+    from vkbench.suite.fingerprint import widen
+
+    common = load_benchmark("common")
+    results = tmp_path / "results"
+    with recording(results, Provenance(tier="gate")) as env:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+        monkeypatch.setenv("ASV_COMMIT", "c" * 40)
+        monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
+        import executorch.exir  # noqa: F401 - imported by the lowering the suite just ran
+
+        common.note_inputs()
+        _asv(results / "box" / "c.json", "c" * 40, 1, [1, 6], [0, 0])
+    record = read_dir(results).files[0]
+    assert "executorch/exir/__init__.py" in record.sidecar.inputs
+    wider, added = widen(INPUTS, read_dir(results))
+    assert "executorch/exir/__init__.py" in added["c" * 40] and set(INPUTS.files) < set(wider.files)
+    assert widen(wider, read_dir(results)) == (wider, {})

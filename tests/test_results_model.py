@@ -1,0 +1,146 @@
+"""The one reader of asv's result files, the sidecars beside them, and what a recording run stamps.
+
+Files are written here in asv 0.6's own layout (``result_columns`` and one
+row per benchmark) into temp dirs; nothing outside them is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from vkbench.results import sidecar
+from vkbench.results.asv_files import ResultFileError, read_dir, read_file, write_file
+from vkbench.results.model import Failure, Provenance
+from vkbench.results.recording import read_failure_log, recording, stamp_inferred_tiers
+from vkbench.suite import catalogue
+
+COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
+           "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples"]
+PROBES = ["'mish'", "'mha_cross'"]
+
+
+def asv_file(path: Path, commit: str, results: dict[str, list], env: str = "virtualenv-py3.12") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"commit_hash": commit, "env_name": env, "date": 1_700_000_000_000,
+                                "params": {"python": "3.12"}, "python": "3.12", "requirements": {},
+                                "env_vars": {}, "result_columns": COLUMNS, "results": results,
+                                "durations": {"<build>": 7.5}, "version": 2}))
+    return path
+
+
+def probe_rows(cpu_ops: list[float | None], failed: list[int]) -> dict[str, list]:
+    return {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [PROBES], "v1", 1, 2.0],
+            catalogue.PROBE_FAILED.name: [failed, [PROBES], "v2", 1, 1.0]}
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    root = tmp_path / "results"
+    asv_file(root / "box" / "aaaaaaaa-virtualenv-py3.12.json", "a" * 40, probe_rows([1, 0], [0, 0]))
+    asv_file(root / "box" / "bbbbbbbb-virtualenv-py3.12.json", "b" * 40, probe_rows([0, math.nan], [0, 1]))
+    (root / "benchmarks.json").write_text(json.dumps({"version": 2}))
+    return root
+
+
+def test_points_unquote_parameters_and_keep_failures_as_none(results: Path) -> None:
+    found = read_dir(results)
+    assert found.problems == [] and found.commits() == ["a" * 40, "b" * 40]
+    newer = next(f for f in found.files if f.commit == "b" * 40)
+    assert newer.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0, ("mha_cross",): None}
+    assert [p.failed for p in newer.points(catalogue.PROBE_CPU_OPS.name)] == [False, True]
+    assert newer.values("bench_elsewhere.NoSuch.track_x") == {}
+
+
+def test_bad_files_are_one_line_each_and_the_rest_is_read(results: Path) -> None:
+    box = results / "box"
+    good = (box / "bbbbbbbb-virtualenv-py3.12.json").read_text()
+    (box / "cccccccc-truncated.json").write_text(good[: len(good) // 2])
+    (box / "dddddddd-no-columns.json").write_text(json.dumps({"commit_hash": "d" * 40, "results": {}}))
+    (box / "eeeeeeee-list.json").write_text("[]")
+    before = {p.name: p.read_bytes() for p in box.iterdir()}
+    found = read_dir(results)
+    assert sorted(f.commit[0] for f in found.files) == ["a", "b"]
+    problems = {p.path.name: str(p) for p in found.problems}
+    assert sorted(problems) == ["cccccccc-truncated.json", "dddddddd-no-columns.json", "eeeeeeee-list.json"]
+    for name, line in problems.items():
+        assert "\n" not in line and line.startswith(str(box / name) + ": ")
+    assert "not valid JSON" in problems["cccccccc-truncated.json"]
+    assert "no result_columns" in problems["dddddddd-no-columns.json"]
+    assert {p.name: p.read_bytes() for p in box.iterdir()} == before  # nothing rewritten
+    with pytest.raises(ResultFileError, match="cccccccc-truncated.json: not valid JSON"):
+        read_file(box / "cccccccc-truncated.json")
+
+
+def test_write_file_round_trips_asv_layout(results: Path, tmp_path: Path) -> None:
+    source = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    copy = write_file(read_file(source), tmp_path / "copy.json")
+    original, written = json.loads(source.read_text()), json.loads(copy.read_text())
+    assert written.keys() == original.keys()
+    for key in original:
+        if key != "results":
+            assert written[key] == original[key], key
+    for name, row in original["results"].items():
+        assert written["results"][name][:len(row)] == [None if isinstance(v, float) and math.isnan(v) else v
+                                                       for v in row] or written["results"][name] == row
+
+
+def test_sidecar_merge_keeps_earlier_entries_and_move_carries_them(results: Path) -> None:
+    path = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    sidecar.merge(path, Provenance(tier="gate"), [(catalogue.PROBE_CPU_OPS.name, ("mha_cross",),
+                                                   Failure("preprocess", "flatc: cannot parse"))])
+    sidecar.merge(path, Provenance(launch_method="forkserver"))
+    record = read_file(path)
+    assert record.tier == "gate" and record.sidecar.provenance.launch_method == "forkserver"
+    assert record.failure(catalogue.PROBE_CPU_OPS.name, ("mha_cross",)) == Failure("preprocess",
+                                                                                  "flatc: cannot parse")
+    assert record.points(catalogue.PROBE_CPU_OPS.name)[1].failure.stage == "preprocess"
+    target = results / "box" / "ffffffff-virtualenv-py3.12.json"
+    path.rename(target)
+    sidecar.move(path, target)
+    assert read_file(target).tier == "gate" and not sidecar.path_for(path).exists()
+    assert not any(p.suffix == ".json" and p.stem.endswith(".vkbench") for p in results.rglob("*"))
+
+
+def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark, monkeypatch) -> None:
+    common = load_benchmark("common")
+    untouched = results / "box" / "aaaaaaaa-virtualenv-py3.12.json"
+    with recording(results, Provenance(tier="gate", launch_method="forkserver")) as env:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+        monkeypatch.setenv("ASV_COMMIT", "c" * 40)
+        monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
+        common.note_failure("probe", "mha_cross", "preprocess",
+                            "flatc: schema.json:1: cannot parse value starting with: -\nsecond line")
+        common.note_failure("policy", "act/model", "export", "never stored: no bench_policies row")
+        written = results / "box" / "cccccccc-virtualenv-py3.12.json"
+        asv_file(written, "c" * 40, probe_rows([0, math.nan], [0, 1]))
+    assert not Path(env["VKBENCH_FAILURE_LOG"]).exists()  # the log lived for the run only
+    found = {f.commit[0]: f for f in read_dir(results).files}
+    assert found["a"].tier is None and not sidecar.path_for(untouched).exists()
+    stamped = found["c"]
+    assert stamped.tier == "gate" and stamped.sidecar.provenance.tier_source == "recorded"
+    why = Failure("preprocess", "flatc: schema.json:1: cannot parse value starting with: -")
+    assert stamped.sidecar.failures == {(catalogue.PROBE_CPU_OPS.name, ("mha_cross",)): why,
+                                        (catalogue.PROBE_FAILED.name, ("mha_cross",)): why}
+
+
+def test_failure_log_lines_that_are_not_json_are_skipped(tmp_path: Path) -> None:
+    log = tmp_path / "failures.jsonl"
+    log.write_text('{"commit": "c", "env": "e", "kind": "probe", "workload": "elu", "stage": "export", '
+                   '"error": "boom"}\n{"commit": "c", "env"\nnot json\n')
+    assert read_failure_log(log) == {("c", "e"): {("probe", "elu"): Failure("export", "boom")}}
+
+
+def test_files_recorded_before_tiers_were_stored_get_the_tier_they_hold(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    meta = {"params": [PROBES], "param_names": ["case"], "type": "track", "version": "v1", "unit": "nodes"}
+    (root / "box").mkdir(parents=True)
+    (root / "benchmarks.json").write_text(json.dumps({catalogue.PROBE_CPU_OPS.name: meta, "version": 2}))
+    path = asv_file(root / "box" / "aaaaaaaa-virtualenv-py3.12.json", "a" * 40, probe_rows([1, 0], [0, 0]))
+    # the gate: a larger tier is a file's only when it holds more of the suite than the smaller one
+    assert stamp_inferred_tiers(root) == [(path, "gate")]
+    assert read_file(path).sidecar.provenance.tier_source == "inferred"
+    assert stamp_inferred_tiers(root) == []  # a stored tier is left alone

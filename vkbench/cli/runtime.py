@@ -1,0 +1,168 @@
+"""``vkbench runtime ...``: the runtime layer from the command line.
+
+``results`` (the default) tabulates the committed asv runtime results and
+``ladder`` their policy ladder;
+``run`` measures workloads with runners (the ladder: lowered, loads, runs,
+matches); ``limit`` searches the step limit; ``export`` saves bundles for a
+machine that can only run the C++ runner; ``build-runner`` compiles that runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vkbench import tables
+from vkbench.cli.common import Subparsers, add_format_options
+from vkbench.execution.bundle import BACKENDS
+from vkbench.execution.runners import RUNNERS
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Add ``runtime`` and its subcommands to the ``vkbench`` parser."""
+    runtime = sub.add_parser("runtime", help="the Vulkan runtime: results, run, limit, export, build-runner",
+                             description=__doc__.splitlines()[0])
+    add_format_options(runtime)
+    runtime.set_defaults(run=_results)
+    actions = runtime.add_subparsers(dest="action")
+
+    results = actions.add_parser("results", help="step limits and latency of the committed asv results "
+                                                 "(the default)")
+    add_format_options(results)
+    results.set_defaults(run=_results)
+
+    ladder = actions.add_parser("ladder", help="how far each policy entry gets on Vulkan, per machine and "
+                                               "runner (committed asv results)")
+    add_format_options(ladder)
+    ladder.set_defaults(run=_ladder)
+
+    def workloads(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("workloads", nargs="+", metavar="WORKLOAD",
+                            help="many/<n> (Many(n)), probe/<name> (an op probe) or a policy entry "
+                                 "(act/model)")
+        parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
+
+    run = actions.add_parser("run", help="lower, load, execute and compare with eager: one row per "
+                                         "workload, backend and runner")
+    workloads(run)
+    run.add_argument("--runner", nargs="+", choices=list(RUNNERS), default=["python"])
+    run.add_argument("--in-process", action="store_true", help="no child process per workload")
+    run.add_argument("--out", type=Path, help="also write the outcomes' JSON there")
+    add_format_options(run)
+    run.set_defaults(run=_run)
+
+    limit = actions.add_parser("limit", help="largest Many(n) that executes on Vulkan: gallop, then bisect")
+    limit.add_argument("--runner", choices=list(RUNNERS), default="python")
+    limit.add_argument("--cap", type=int, help="default: $VKBENCH_STEP_CAP")
+    limit.add_argument("--start", type=int, help="default: $VKBENCH_STEP_START")
+    limit.add_argument("--resolution", type=int, default=1, help="stop bisecting at this bracket width")
+    limit.set_defaults(run=_limit)
+
+    export = actions.add_parser("export", help="save bundles (programs, inputs, eager outputs) for the "
+                                               "C++ runner elsewhere (VKBENCH_BUNDLES there)")
+    export.add_argument("out", type=Path, help="bundle folder")
+    workloads(export)
+    export.set_defaults(run=_export)
+
+    build = actions.add_parser("build-runner", help="compile pte_runner against an ExecuTorch install")
+    build.add_argument("out", type=Path, help="folder for the runner and its libraries")
+    build.add_argument("libs", nargs="+", metavar="LIB",
+                       help="backend or kernel libraries to link (Vulkan's; the wheel's XNNPACK and "
+                            "libexecutorch_kernels_optimized.so for programs with CPU ops)")
+    build.add_argument("--executorch", type=Path, help="the installed executorch package (default: "
+                                                       "the imported one)")
+    build.set_defaults(run=_build_runner)
+
+
+def _results(args: argparse.Namespace) -> int:
+    from vkbench.site.runtime_page import main as runtime_tables
+
+    print(runtime_tables(markdown=args.markdown, as_json=args.json))
+    return 0
+
+
+def _ladder(args: argparse.Namespace) -> int:
+    return ladder(as_json=args.json, markdown=args.markdown)
+
+
+def ladder(*, as_json: bool = False, markdown: bool = False) -> int:
+    """Print the committed PolicyLadder results: the rung each entry reached, per machine and runner."""
+    from vkbench.site.runtime_page import ladder_table, machine_rows
+
+    headers, table = ladder_table(machine_rows())
+    if as_json:
+        print(json.dumps({"ladder": [dict(zip(headers, item, strict=True)) for item in table]}, indent=2))
+    elif table:
+        print(tables.draw(markdown)(headers, table))
+    else:
+        print("No PolicyLadder results recorded yet (record `bench_policy_runtime` on a Vulkan machine).")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    return run(args.workloads, args.backend, args.runner, in_process=args.in_process, out=args.out,
+               as_json=args.json, markdown=args.markdown)
+
+
+def run(workloads: list[str], backends: list[str], runners: list[str], *, in_process: bool = False,
+        out: Path | None = None, as_json: bool = False, markdown: bool = False) -> int:
+    """Measure each workload on each backend and runner; progress on stderr, the ladder on stdout.
+
+    Each workload runs in a child process unless ``in_process`` (an abort
+    in a runtime must not take the other workloads down with it).
+    """
+    from vkbench.execution.measure import measure, measure_isolated
+    from vkbench.execution.outcome import LADDER_HEADERS, ladder_rows
+
+    outcomes = []
+    for workload in workloads:
+        print(f"  {workload} ...", file=sys.stderr, flush=True)
+        if in_process:
+            outcomes += measure(workload, backends, runners)
+        else:
+            outcomes += measure_isolated(workload, backends, runners)
+        for row in ladder_rows(outcomes[-len(backends) * len(runners):]):
+            print("    " + "  ".join(row[1:]), file=sys.stderr, flush=True)
+    document = json.dumps({"outcomes": [o.to_json() for o in outcomes]}, indent=2)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(document + "\n")
+    if as_json:
+        print(document)
+    else:
+        print(tables.draw(markdown)(LADDER_HEADERS, ladder_rows(outcomes)))
+    return 0
+
+
+def _limit(args: argparse.Namespace) -> int:
+    from vkbench.execution.step_limit import find_step_limit, probe_with
+
+    result = find_step_limit(probe_with(args.runner), args.cap, start=args.start, resolution=args.resolution,
+                             log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(result.to_json(), indent=2))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    return export(args.out, args.workloads, args.backend)
+
+
+def export(out: Path, workloads: list[str], backends: list[str]) -> int:
+    """Save a bundle per workload under ``out``; one line each: its folder and how each backend lowered."""
+    from vkbench.execution.bundle import prepare
+
+    for workload in workloads:
+        bundle = prepare(workload, backends)
+        folder = bundle.save(out)
+        lowered = ", ".join(f"{b}: {'ok' if o.ok else o.stage}" for b, o in bundle.lowering.items())
+        print(f"{folder}  {lowered}")
+    return 0
+
+
+def _build_runner(args: argparse.Namespace) -> int:
+    from vkbench.execution.runners import build_runner
+
+    print(build_runner(args.out, [str(lib) for lib in args.libs], args.executorch))
+    return 0

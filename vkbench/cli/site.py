@@ -1,0 +1,67 @@
+"""``vkbench site make-offline | dashboard | vendor | coverage``: the offline site in ``html/``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vkbench.cli.common import Subparsers
+from vkbench.paths import RESULTS_ROOT
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register ``site`` and its subcommands."""
+    site = sub.add_parser("site", help="the offline site: make-offline, dashboard, vendor, coverage",
+                          description="The offline site in html/: vendored assets, dashboard, coverage "
+                                      "and runtime pages.")
+    actions = site.add_subparsers(dest="action", required=True)
+    mk = actions.add_parser("make-offline", help="vendor assets; dashboard, coverage, runtime pages")
+    mk.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
+    mk.add_argument("--no-coverage", action="store_true", help="only list cached coverage")
+    mk.add_argument("--results", type=Path, default=None, help="results tree the dashboard reads (results/)")
+    mk.set_defaults(run=_make_offline)
+    db = actions.add_parser("dashboard", help="only (re)write HTML_ROOT/index.html, the dashboard")
+    db.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
+    db.add_argument("--results", type=Path, default=None, help="results tree to read (default: results/)")
+    db.set_defaults(run=_dashboard)
+    vendor = actions.add_parser("vendor", help="refresh vkbench/site/vendor from the npm registry (npm pack)")
+    vendor.set_defaults(run=_vendor)
+    cv = actions.add_parser("coverage", help="compute (and cache) coverage of the ExecuTorch importable here")
+    cv.add_argument("--refresh", action="store_true")
+    cv.add_argument("--policies", action="store_true",
+                    help="also survey the fast vkbench.workloads.policies entries")
+    cv.set_defaults(run=_coverage)
+
+
+def _make_offline(args: argparse.Namespace) -> int:
+    from vkbench.site import make_offline
+
+    report = make_offline(args.html_root, coverage=not args.no_coverage, results_root=args.results)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from vkbench.site.dashboard import write_dashboard
+
+    print(write_dashboard(args.html_root, args.results or RESULTS_ROOT))
+    return 0
+
+
+def _vendor(args: argparse.Namespace) -> int:
+    from vkbench.site.assets import vendor
+
+    manifest = vendor()
+    for asset in manifest["assets"]:
+        print(f"{asset['package']}@{asset['version']}  {asset['member']} -> vendor/{asset['local']}")
+    return 0
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from vkbench.site.coverage import collect
+
+    data = collect(refresh=args.refresh, policies=args.policies)
+    print(f"{len(data['rows'])} rows for executorch {data['executorch']}", file=sys.stderr)
+    return 0

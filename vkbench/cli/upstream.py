@@ -1,0 +1,57 @@
+"""``vkbench upstream --mirror DIR -- ASV_ARGS...``: asv over upstream commits from a local mirror."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vkbench.cli.common import Subparsers, UsageError
+from vkbench.suite.tiers import TIERS
+from vkbench.suite.upstream import DEFAULT_CONFIG, STATE_DIR
+
+_EPILOG = """examples:
+  vkbench upstream --mirror /srv/mirrors/executorch.git -- run HASHFILE:hashes.txt -b ProbeCoverage
+  vkbench upstream --mirror /srv/mirrors/executorch.git -- run v1.3.0^! -b ProbeCoverage
+  vkbench upstream --mirror /srv/mirrors/executorch.git -- continuous v1.4.0 main
+  vkbench upstream --mirror /srv/mirrors/executorch.git -- publish
+
+results: results/upstream/<machine>/ (asv.conf.json's results_dir); asv's own clone of
+the mirror: .asv/executorch; mirror facts, git template, config: .asv/upstream*.
+Pass commits as hashes (HASHFILE:) or ranges (TAG^!): given tag names, asv 0.6 records them."""
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register ``vkbench upstream``."""
+    parser = sub.add_parser(
+        "upstream", help="asv over upstream ExecuTorch commits from a local git mirror (offline)",
+        description="Run an asv subcommand over upstream ExecuTorch commits from a local git mirror "
+        "(no network). Git is redirected through GIT_CONFIG_* variables only, no config file is "
+        "written: upstream's URL -> the mirror, submodules skipped, paths whose blobs the mirror "
+        "lacks left out of checkouts (sparse checkout).",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mirror", type=Path, required=True,
+                        help="git dir (bare or not) of a mirror of pytorch/executorch")
+    parser.add_argument("--machine", default=None,
+                        help="asv machine name (default: $VKBENCH_MACHINE or <arch>-<N>core-cpu)")
+    parser.add_argument("--config-out", type=Path, default=DEFAULT_CONFIG,
+                        help="where to write the derived asv config (default: .asv/upstream.conf.json)")
+    parser.add_argument("--state-dir", type=Path, default=STATE_DIR,
+                        help="mirror facts cache and git template (default: .asv/upstream/)")
+    parser.add_argument("--tier", choices=list(TIERS),
+                        help="add the tier's asv -b pattern (run, continuous, find; "
+                             "see vkbench/suite/tiers.py)")
+    parser.add_argument("asv_args", nargs=argparse.REMAINDER,
+                        help="-- then an asv subcommand and its arguments (run, continuous, compare, find, "
+                             "publish, ...)")
+    parser.set_defaults(run=_upstream)
+
+
+def _upstream(args: argparse.Namespace) -> int:
+    from vkbench.suite.ledger import machine_name
+    from vkbench.suite.upstream import UpstreamError, run
+
+    try:
+        return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
+                   args.state_dir, args.tier)
+    except UpstreamError as error:
+        raise UsageError(str(error)) from error

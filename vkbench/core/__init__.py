@@ -1,0 +1,1 @@
+"""The lowering core: one lowering path and the instrumentation inside it."""

@@ -1,0 +1,1 @@
+"""What was recorded: one model of asv result files and the reports read from it."""

@@ -1,0 +1,214 @@
+"""The changes table: every step of a count across the recorded range, on the commit that caused it.
+
+Recorded commits are put on their lines of history: the main line in the
+order of its classes (:mod:`vkbench.suite.classes`, runs of commits with
+identical lowering inputs); the release tags in version order, going on
+into the main commits recorded after the newest of them (a release branch
+leaves main, so its steps are ranges, never exact); anything else in
+commit-date order. Between two neighbours on a line, every count
+that differs is a row; a failure is the value ``"failed"`` (asv stores
+NaN; its stage and first error line come from the file's sidecar). When the
+two neighbours sit in adjacent classes, the step happened at the first
+commit of the later class, exactly; otherwise the row names the range.
+
+Rows are regressions first (a count up, or a failure appearing), then
+improvements; timings only where ``asv continuous -f 1.4`` would flag them.
+Every row carries the ``vkbench upstream`` command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vkbench.results.model import Failure, ResultFile, ResultSet
+from vkbench.suite import catalogue
+from vkbench.suite.classes import Classes, CommitClass
+
+#: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
+TIMING_FACTOR = 1.4
+#: Count tracks whose steps are rows; a workload's failure is told once, by its ``LOWERS`` track.
+COUNTS = tuple(bench for _, bench in catalogue.COUNT_TRACKS if bench != catalogue.PROBE_FAILED)
+TIMINGS = (catalogue.PARTITION_TIME,)
+FAILED = "failed"
+
+Value = float | str  #: a number, or ``"failed"``
+
+
+@dataclass
+class Change:
+    """One step of one benchmark at one parameter between two neighbouring recorded commits."""
+
+    benchmark: str
+    param: str
+    before: Value
+    after: Value
+    commit: str  #: the first commit of the class that caused it (exact), else the later recorded commit
+    previous: str  #: the neighbour recorded before it
+    exact: bool  #: ``commit`` is the cause (the neighbours are in adjacent classes)
+    subject: str = ""
+    pr: str | None = None
+    files: list[str] = field(default_factory=list)  #: lowering inputs the class changed
+    reason_before: str = ""
+    reason_after: str = ""
+    repro: str = ""
+    line: str = "main"
+
+    @property
+    def regression(self) -> bool:
+        if self.after == FAILED:
+            return self.before != FAILED
+        if self.before == FAILED:
+            return False
+        return float(self.after) > float(self.before)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "regression": self.regression}
+
+
+@dataclass
+class Changes:
+    commits: list[dict[str, str | None]]  #: every commit of the classified range -> measured as
+    changes: list[Change]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commits": self.commits, "changes": [c.to_json() for c in self.changes]}
+
+
+def _reason(failure: Failure | None) -> str:
+    return f"{failure.stage}: {failure.error}" if failure else ""
+
+
+def lines(found: ResultSet, classes: Classes | None) -> dict[str, list[ResultFile]]:
+    """Recorded files per line of history, each in its line's order (one file per commit)."""
+    position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
+    order = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
+    within = {c: j for k in (classes.classes if classes else []) for j, c in enumerate(k.commits)}
+    by_commit: dict[str, list[ResultFile]] = {}
+    for f in found.files:
+        by_commit.setdefault(f.commit, []).append(f)
+    out: dict[str, list[ResultFile]] = {"main": [], "releases": [], "other": []}
+    for commit, files in by_commit.items():
+        merged = _merge(files)
+        if commit in position:
+            out["main"].append(merged)
+        elif merged.sidecar.provenance.release:
+            out["releases"].append(merged)
+        else:
+            out["other"].append(merged)
+    out["main"].sort(key=lambda f: (order[f.commit], within[f.commit]))
+    out["releases"].sort(key=lambda f: tuple(int(x) for x in re.findall(r"\d+", f.sidecar.provenance.release
+                                                                        or "")))
+    out["other"].sort(key=lambda f: f.date)
+    if out["releases"] and out["main"]:  # the newest release's line goes on into main after it
+        newest = max(f.date for f in out["releases"])
+        out["releases"] += sorted((f for f in out["main"] if f.date > newest), key=lambda f: f.date)
+    return {name: files for name, files in out.items() if files}
+
+
+def _merge(files: list[ResultFile]) -> ResultFile:
+    """One commit's files (several machines or environments) read as one: the first holding a benchmark."""
+    if len(files) == 1:
+        return files[0]
+    first = files[0]
+    results = {}
+    failures = {}
+    for f in files:
+        for name, result in f.results.items():
+            results.setdefault(name, result)
+        for key, value in f.sidecar.failures.items():
+            failures.setdefault(key, value)
+    from vkbench.results.model import Sidecar
+
+    return ResultFile(first.path, first.machine, first.commit, first.date, first.env_name, results,
+                      sidecar=Sidecar(first.sidecar.provenance, failures))
+
+
+def _points(record: ResultFile, benchmark: catalogue.Benchmark) -> dict[str, tuple[Value, str]]:
+    """``param -> (value or "failed", reason)`` of a benchmark in one file (one-parameter tracks)."""
+    out = {}
+    for point in record.points(benchmark.name):
+        if not point.params:
+            continue
+        value: Value = FAILED if point.value is None else point.value
+        out[", ".join(point.params)] = (value, _reason(point.failure))
+    return out
+
+
+def _repro(benchmark: str, param: str, base: str, head: str) -> str:
+    pattern = "^" + re.escape(f"{benchmark}('{param}')") if param else "^" + re.escape(benchmark) + "$"
+    short = base[:8] + ("^" if base.endswith("^") else "")
+    return (f"vkbench upstream --mirror MIRROR -- continuous -f {TIMING_FACTOR} -b \"{pattern}\" "
+            f"{short} {head[:8]}")
+
+
+def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value, str],
+         after: tuple[Value, str], previous: ResultFile, current: ResultFile, cause: CommitClass | None,
+         exact: bool) -> Change:
+    commit = cause.first if (cause and exact) else current.commit
+    base = f"{commit}^" if exact else previous.commit
+    return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
+                  cause.subject if cause and exact else "", cause.pr if cause and exact else None,
+                  list(cause.changed) if cause and exact else [], before[1], after[1],
+                  _repro(bench.name, param, base, commit), line)
+
+
+def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
+    if before == after:
+        return False
+    if FAILED in (before, after):
+        return catalogue.LOWERS.get(bench.class_name) == bench  # a failure is told once, by this track
+    if bench in TIMINGS:
+        if not before or not after:
+            return False
+        ratio = float(after) / float(before)
+        return not 1 / TIMING_FACTOR < ratio < TIMING_FACTOR
+    return True
+
+
+def _rounded(value: Value) -> Value:
+    if isinstance(value, float) and not math.isnan(value) and value == int(value):
+        return int(value)
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
+    """Every step across the recorded commits of ``found``; ``classes`` attributes them exactly.
+
+    A point is compared with the same point at the previous commit of its line that recorded it
+    (a gate commit between two full-tier ones does not hide a VLA entry's step).
+    """
+    index = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
+    rows: list[Change] = []
+    for line, files in lines(found, classes).items():
+        for bench in COUNTS + TIMINGS:
+            last: dict[str, tuple[ResultFile, tuple[Value, str]]] = {}
+            for current in files:
+                for param, point in _points(current, bench).items():
+                    if param in last:
+                        previous, before = last[param]
+                        same_class = (line == "main" and classes is not None
+                                      and index[current.commit] == index[previous.commit])
+                        if not same_class and _is_step(bench, before[0], point[0]):
+                            cause = classes.classes[index[current.commit]] if line == "main" and classes \
+                                else None
+                            exact = cause is not None and index[current.commit] == index[previous.commit] + 1
+                            rows.append(_row(line, bench, param, before, point, previous, current, cause,
+                                             exact))
+                    last[param] = (current, point)
+    rows.sort(key=lambda r: (not r.regression, r.line != "main", r.benchmark, r.param))
+    return Changes(commits_measured_as(found, classes), rows)
+
+
+def commits_measured_as(found: ResultSet, classes: Classes | None) -> list[dict[str, str | None]]:
+    """Every commit of the classified range with the recorded commit of its class (None: not yet)."""
+    if classes is None:
+        return [{"commit": f.commit, "measured_as": f.commit} for f in found.files]
+    recorded = {f.commit for f in found.files}
+    out = []
+    for c in classes.classes:
+        measured = next((m for m in c.commits if m in recorded), None)
+        out += [{"commit": commit, "measured_as": measured} for commit in c.commits]
+    return out

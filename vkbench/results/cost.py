@@ -1,0 +1,210 @@
+"""What the suite costs per commit and tier, read from asv's own result files.
+
+The harness measures itself: for every recorded commit (any machine's
+results, any results directory) and the tier it was recorded with (the
+largest tier whose benchmarks the file holds), it reports
+
+* **wall**: seconds asv spent on the commit's build and the tier's
+  benchmarks: their ``duration`` plus the ``setup_cache`` durations they
+  used (asv's start-up, environment install and suite discovery are not in
+  the files);
+* **unique work**: the seconds of work each number needed once: every
+  record's ``track_work_seconds`` (one lowering or partition of a workload;
+  where two classes of a module record the same workload, e.g. the gate's
+  partition-only pass and the standard tier's full lowering of one policy,
+  only the larger counts) plus the samples of every ``time_`` benchmark;
+* their ratio (**efficiency**): 1.0 means no work repeated and no overhead.
+
+A ``time_`` benchmark whose parameters span tiers (``time_partition`` 400 is
+not in the gate) has its duration split by the sampled time of each
+parameter, since asv stores one duration per benchmark.
+
+Since tiers are stored beside the results, a file's tier is the one it was
+recorded under. For files recorded before that, the tier is inferred: the
+suite grows while old results stay: a benchmark that no file in the
+results directory holds yet (added to the suite since) does not make a file's
+tier incomplete; one that some file holds, and this one lacks, still does
+(asv's files do not say whether the suite had it when this one was recorded).
+A larger tier is a file's tier only when it holds more benchmarks than the
+smaller one, so excused gaps alone never promote a file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from vkbench import tables
+from vkbench.results.asv_files import read_dir
+from vkbench.results.model import BenchmarkResult, ResultFile, ResultSet
+from vkbench.suite.tiers import TARGET_MINUTES, TIERS
+
+WORK_TRACK = "track_work_seconds"
+
+
+@dataclass
+class TierCost:
+    """One commit x tier."""
+
+    machine: str
+    commit: str
+    tier: str
+    benchmarks: int
+    wall_s: float
+    work_s: float
+    target_min: float | None
+
+    @property
+    def efficiency(self) -> float:
+        return self.work_s / self.wall_s if self.wall_s else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "efficiency": round(self.efficiency, 3)}
+
+
+def _combos(params: list[list[str]]) -> list[str]:
+    return [", ".join(combo) for combo in itertools.product(*params)] if params else [""]
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def _selected(name: str, params: list[list[str]], pattern: str) -> list[int]:
+    """Indices of the parameter combinations of ``name`` that the tier's ``-b`` pattern selects."""
+    if not params:
+        return [0] if re.search(pattern, name) else []
+    return [i for i, combo in enumerate(_combos(params)) if re.search(pattern, f"{name}({combo})")]
+
+
+def _sampled_seconds(result: BenchmarkResult) -> list[float]:
+    """Per parameter: seconds spent inside the samples of a ``time_`` benchmark."""
+    repeats = result.stats.get("stats_repeat") or [1] * len(result.values)
+    numbers = result.stats.get("stats_number") or [1] * len(result.values)
+    return [
+        (_number(value) or 0.0) * (_number(r) or 0) * (_number(n) or 0)
+        for value, r, n in zip(result.values, repeats, numbers, strict=False)
+    ]
+
+
+def _used_cache(duration_key: str, used: set[str], known: set[str]) -> bool:
+    """Whether ``<setup_cache bench_x:LINE>`` is one of the ``used`` caches.
+
+    A key names the line of its ``setup_cache``; when the suite's source moved
+    since the file was recorded, a key no current benchmark has counts for the
+    used cache of its module. ``known``: every ``setup_cache_key`` of the current suite.
+    """
+    if not (duration_key.startswith("<setup_cache ") and duration_key.endswith(">")):
+        return False
+    key = duration_key[len("<setup_cache "):-1]
+    if key in used:
+        return True
+    return key not in known and key.split(":")[0] in {u.split(":")[0] for u in used}
+
+
+def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
+              unrecorded: frozenset[str] = frozenset(), *, stored: bool = False) -> TierCost | None:
+    """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks.
+
+    ``unrecorded``: benchmarks no file of the results directory holds yet; lacking them is no gap.
+    ``stored``: the tier is the one written beside the file when it was recorded, so a gap is
+    not a reason to doubt it (the benchmark was skipped or failed in that run).
+    """
+    pattern = TIERS[tier]
+    wall = work = 0.0
+    caches: set[str] = set()
+    records: dict[tuple[str, str], float] = {}
+    count = 0
+    for name, meta in benchmarks.items():
+        if "params" not in meta:
+            continue
+        held = record.results.get(name)
+        params = held.params if held and held.params else meta["params"]  # the file's own grid
+        chosen = _selected(name, params, pattern)
+        if not chosen:
+            continue
+        if held is None:
+            if name in unrecorded or stored:
+                continue
+            return None  # the tier was not (fully) recorded for this commit
+        count += 1
+        share = len(chosen) / max(1, len(held.values))
+        if meta["type"] == "time":
+            sampled = _sampled_seconds(held)
+            work += sum(sampled[i] for i in chosen if i < len(sampled))
+            total = sum(sampled)
+            share = sum(sampled[i] for i in chosen if i < len(sampled)) / total if total else share
+        wall += (held.duration or 0.0) * share
+        if meta.get("setup_cache_key"):
+            caches.add(meta["setup_cache_key"])
+        if name.endswith("." + WORK_TRACK):
+            module = name.split(".", 1)[0]
+            combos = _combos(params)
+            for i in chosen:
+                value = _number(held.values[i]) if i < len(held.values) else None
+                if value is not None:
+                    key = (module, combos[i].split(", ")[0])
+                    records[key] = max(records.get(key, 0.0), value)
+    if not count:
+        return None
+    known = {meta["setup_cache_key"] for meta in benchmarks.values() if meta.get("setup_cache_key")}
+    wall += sum(v for k, v in record.durations.items() if _used_cache(k, caches, known))
+    wall += record.durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
+    work += sum(records.values())
+    return TierCost(record.machine, record.commit, tier, count, round(wall, 1), round(work, 1),
+                    TARGET_MINUTES.get(tier))
+
+
+def inferred_tier(record: ResultFile, benchmarks: dict[str, Any],
+                  unrecorded: frozenset[str] = frozenset()) -> TierCost | None:
+    """For a file recorded before tiers were stored: the largest tier (of those with targets) it holds.
+
+    A smaller tier is never read out of a larger run, where its records may
+    have been made (and paid for) by benchmarks of the larger tier; a larger
+    tier must hold more benchmarks than the smaller one, not only excuses.
+    """
+    held: list[TierCost] = []
+    for tier in TARGET_MINUTES:
+        cost = tier_cost(record, benchmarks, tier, unrecorded)
+        if cost is not None and (not held or cost.benchmarks > held[-1].benchmarks):
+            held.append(cost)
+    return held[-1] if held else None
+
+
+def unrecorded_benchmarks(found: ResultSet) -> frozenset[str]:
+    """Benchmarks of the suite (``benchmarks.json``) that no file of the directory holds yet."""
+    recorded = {name for record in found.files for name in record.results}
+    return frozenset(name for name in found.benchmarks if name not in recorded)
+
+
+def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[TierCost]:
+    """Per result file (machine x commit): the cost of the tier it was recorded with.
+
+    That is the tier stored beside the file (:mod:`vkbench.results.sidecar`)
+    or, for older files, :func:`inferred_tier`. ``tiers`` keeps only files
+    recorded as one of them. Unreadable files are in ``ResultSet.problems``.
+    """
+    found = results if isinstance(results, ResultSet) else read_dir(results)
+    unrecorded = unrecorded_benchmarks(found)
+    rows = []
+    for record in found.files:
+        if record.tier in TIERS:
+            cost = tier_cost(record, found.benchmarks, record.tier, unrecorded, stored=True)
+        else:
+            cost = inferred_tier(record, found.benchmarks, unrecorded)
+        if cost is not None and (not tiers or cost.tier in tiers):
+            rows.append(cost)
+    return rows
+
+
+def render(rows: list[TierCost], markdown: bool = False) -> str:
+    headers = ["machine", "commit", "tier", "benchmarks", "wall min", "unique work min", "efficiency",
+               "target min"]
+    cells = [[r.machine, r.commit[:8], r.tier, r.benchmarks, f"{r.wall_s / 60:.1f}", f"{r.work_s / 60:.1f}",
+              f"{r.efficiency:.2f}", "-" if r.target_min is None else
+              f"{r.target_min:g} ({'met' if r.wall_s <= r.target_min * 60 else 'MISSED'})"] for r in rows]
+    return (tables.markdown if markdown else tables.render)(headers, cells)

@@ -1,0 +1,191 @@
+"""What vkbench writes beside asv's results when it records a run.
+
+asv's result files say neither which tier a run was (the ``-b`` pattern),
+nor how it was launched, nor why a point is NaN. ``vkbench record`` and
+``vkbench upstream -- run`` wrap ``asv run`` in :func:`recording`: before
+the run it notes every result file's state and points the suite's failure
+log (``VKBENCH_FAILURE_LOG``, appended to by ``benchmarks/common.py``) at a
+temporary file; after it, every file the run wrote gets its sidecar
+(:mod:`vkbench.results.sidecar`): the provenance given, and the stage and
+first error line of each failed point, matched by the commit and
+environment asv ran.
+
+A failed workload fails every benchmark of its module that reads it, so a
+reason logged for workload ``w`` of kind ``probe`` is stored for each point
+of a ``bench_probes`` benchmark whose first parameter is ``w`` and that has
+no value (or, for ``ProbeFailure``, the value 1).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from vkbench.results import sidecar
+from vkbench.results.asv_files import ResultFileError, read_dir, read_file, result_paths
+from vkbench.results.cost import inferred_tier, unrecorded_benchmarks
+from vkbench.results.model import Failure, Params, Provenance, ResultFile
+from vkbench.suite import catalogue
+
+#: Failure-log kind -> the benchmark module whose workloads it names.
+KIND_MODULES = {"probe": "bench_probes", "policy": "bench_policies"}
+#: Benchmarks whose value (not NaN) says "failed": they keep the reason too.
+FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
+
+WorkloadFailures = dict[tuple[str, str], Failure]  #: (kind, workload) -> failure
+#: The log's lines of this kind list ``executorch`` files the run read (``benchmarks/common.py``).
+INPUTS_KIND = "inputs"
+
+
+def _state(root: Path) -> dict[Path, tuple[float, int]]:
+    return {p: (p.stat().st_mtime, p.stat().st_size) for p in result_paths(root)}
+
+
+#: Paths that differ between runs of the same failure: temp dirs, asv's per-commit environments.
+_RUN_PATHS = ((re.compile(r"/tmp/tmp[\w-]+"), "<tmp>"),
+              (re.compile(r"[^\s'\"]*/\.asv/env[^/]*/[0-9a-f]+/lib/python[\d.]+/site-packages/"),
+               "site-packages/"))
+
+
+def normalize_error(stage: str, error: str) -> str:
+    """The first line, without a repeated ``<stage>: `` prefix or the run's own paths, so the same
+    failure reads the same at every commit (the changes table and the bug list compare them)."""
+    line = error.strip().splitlines()[0] if error.strip() else ""
+    if stage and line.startswith(f"{stage}: "):
+        line = line[len(stage) + 2:]
+    for pattern, replacement in _RUN_PATHS:
+        line = pattern.sub(replacement, line)
+    return line
+
+
+def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
+    """``(commit, env) -> (kind, workload) -> Failure`` from a failure log; bad lines are skipped."""
+    found: dict[tuple[str, str], WorkloadFailures] = {}
+    if not path.is_file():
+        return found
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+            if item.get("kind") == INPUTS_KIND:
+                continue
+            key = (str(item["commit"]), str(item["env"]))
+            failure = Failure(str(item["stage"]), normalize_error(str(item["stage"]), str(item["error"])))
+            found.setdefault(key, {})[(str(item["kind"]), str(item["workload"]))] = failure
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def read_inputs_log(path: Path) -> dict[tuple[str, str], set[str]]:
+    """``(commit, env) -> wheel paths read`` from the same log (lines of kind ``inputs``)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    if not path.is_file():
+        return found
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+            if item.get("kind") == INPUTS_KIND:
+                key = (str(item["commit"]), str(item["env"]))
+                found.setdefault(key, set()).update(map(str, item["files"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[str, Params, Failure]]:
+    """The failed points of ``record`` that the logged workload failures explain."""
+    out = []
+    for (kind, workload), failure in workloads.items():
+        module = KIND_MODULES.get(kind)
+        for name, result in record.results.items():
+            if module is None or not name.startswith(module + "."):
+                continue
+            for point in result.points():
+                if not point.params or point.params[0] != workload:
+                    continue
+                if point.value is None or (name in FAILED_AS_VALUE and point.value):
+                    out.append((name, point.params, failure))
+    return out
+
+
+def _matching[T: (WorkloadFailures, set[str])](log: dict[tuple[str, str], T], record: ResultFile,
+                                                empty: T) -> T:
+    """The log entries of the record's commit and environment (an installed release runs as
+    ``existing`` with its commit set by vkbench, so an empty ``ASV_COMMIT`` matches any commit)."""
+    for (commit, env), found in log.items():
+        if commit in ("", record.commit) and env in ("", record.env_name):
+            empty.update(found)
+    return empty
+
+
+def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provenance,
+          log: dict[tuple[str, str], WorkloadFailures],
+          per_file: Callable[[ResultFile], Provenance] | None = None,
+          reads: dict[tuple[str, str], set[str]] | None = None) -> list[Path]:
+    """Write the sidecar of every result file under ``root`` that changed since ``before``.
+
+    ``per_file`` adds what depends on the file's commit (its release tag, the base wheel).
+    """
+    if provenance.tier and not provenance.tier_source:
+        provenance.tier_source = "recorded"
+    stamped = []
+    for path, state in _state(root).items():
+        if before.get(path) == state:
+            continue
+        try:
+            record = read_file(path)
+        except ResultFileError:
+            continue  # reported by whoever reads the directory; nothing to stamp
+        sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
+                      _matching(reads or {}, record, set()))
+        if per_file is not None:
+            sidecar.merge(path, per_file(record))
+        stamped.append(path)
+    return stamped
+
+
+def provenance(tier: str | None, bench_pattern: str | None, launch_method: str | None,
+               **fields: str | None) -> Provenance:
+    """The provenance of a run starting now (``fields``: base wheel, torch, vkbench commit, ...)."""
+    return Provenance(tier=tier, bench_pattern=bench_pattern, launch_method=launch_method,
+                      recorded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **fields)
+
+
+@contextmanager
+def recording(root: Path, run_provenance: Provenance,
+              per_file: Callable[[ResultFile], Provenance] | None = None) -> Iterator[dict[str, str]]:
+    """Around an ``asv run`` writing to ``root``: yields the environment to run asv with, then stamps.
+
+    The failure log lives in a temporary file for the run; the reasons end up
+    in the sidecars only, so an interrupted run leaves no stray log behind.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    before = _state(root)
+    with tempfile.TemporaryDirectory(prefix="vkbench-failures-") as tmp:
+        log = Path(tmp) / "failures.jsonl"
+        try:
+            yield {**os.environ, "VKBENCH_FAILURE_LOG": str(log)}
+        finally:
+            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log))
+
+
+def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:
+    """Migration: give every result file without a stored tier the tier it holds (``tier_source``
+    ``"inferred"``), so readers stop re-deriving it; files with a stored tier are left alone."""
+    found = read_dir(root)
+    unrecorded = unrecorded_benchmarks(found)
+    stamped = []
+    for record in found.files:
+        if record.tier is not None:
+            continue
+        cost = inferred_tier(record, found.benchmarks, unrecorded)
+        if cost is not None:
+            sidecar.merge(record.path, Provenance(tier=cost.tier, tier_source="inferred"))
+            stamped.append((record.path, cost.tier))
+    return stamped

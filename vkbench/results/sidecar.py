@@ -1,0 +1,105 @@
+"""vkbench's companion file of an asv result file: provenance and failure reasons.
+
+asv stores a skipped or failed benchmark as NaN and prints its reason only
+on stderr; it stores neither the tier nor the launch settings a file was
+recorded under. vkbench writes them beside the file, as
+``<machine>/<result file stem>.vkbench`` (not ``.json``: asv loads every
+``*.json`` under its results directory as a result file), in a versioned
+JSON form::
+
+    {"vkbench_sidecar": 1,
+     "provenance": {"tier": "gate", "launch_method": "forkserver", ...},
+     "failures": [{"benchmark": "bench_probes.ProbeCoverage.track_cpu_ops",
+                   "params": ["mha_cross"], "stage": "preprocess", "error": "..."}]}
+
+A sidecar that cannot be read is treated as absent (the asv file is still
+the record); :func:`merge` never drops what an earlier run stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from vkbench.results.model import Failure, Params, Provenance, Sidecar
+
+SCHEMA = 1
+SUFFIX = ".vkbench"
+
+
+def path_for(result_path: Path) -> Path:
+    return Path(result_path).with_suffix(SUFFIX)
+
+
+def from_json(data: dict[str, Any]) -> Sidecar:
+    known = set(Provenance.__dataclass_fields__)
+    provenance = Provenance(**{k: v for k, v in (data.get("provenance") or {}).items() if k in known})
+    failures = {(str(f["benchmark"]), tuple(str(p) for p in f.get("params") or [])):
+                Failure(str(f.get("stage") or ""), str(f.get("error") or ""))
+                for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
+    inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
+    return Sidecar(provenance, failures, inputs)
+
+
+def to_json(record: Sidecar) -> dict[str, Any]:
+    return {"vkbench_sidecar": SCHEMA, "provenance": record.provenance.to_json(),
+            "failures": [{"benchmark": name, "params": list(params), **failure.to_json()}
+                         for (name, params), failure in sorted(record.failures.items())],
+            **({"inputs": sorted(record.inputs)} if record.inputs else {})}
+
+
+def read(result_path: Path) -> Sidecar:
+    """The sidecar of a result file, or an empty one."""
+    path = path_for(result_path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return Sidecar()
+    if not isinstance(data, dict) or data.get("vkbench_sidecar") != SCHEMA:
+        return Sidecar()
+    return from_json(data)
+
+
+def merge(result_path: Path, provenance: Provenance | None = None,
+          failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = ()) -> Path:
+    """Add to a result file's sidecar: set the given provenance fields, add or replace failures,
+    add to the files read."""
+    record = read(result_path)
+    record.inputs |= set(inputs)
+    if provenance is not None:
+        for key, value in provenance.to_json().items():
+            setattr(record.provenance, key, value)
+    for benchmark, params, failure in failures:
+        record.failures[(benchmark, tuple(params))] = failure
+    path = path_for(result_path)
+    path.write_text(json.dumps(to_json(record), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def drop_failures(result_path: Path, keep: Iterable[tuple[str, Params]]) -> None:
+    """Forget failure reasons of points that now have values (a re-run fixed them)."""
+    record = read(result_path)
+    wanted = set(keep)
+    record.failures = {k: v for k, v in record.failures.items() if k in wanted}
+    path_for(result_path).write_text(json.dumps(to_json(record), indent=1, sort_keys=True) + "\n")
+
+
+def move(source: Path, target: Path) -> None:
+    """Carry a result file's sidecar along when the file is renamed or merged into ``target``.
+
+    Merging keeps both: ``target``'s own entries win over the moved ones.
+    """
+    old = path_for(source)
+    if not old.is_file() or Path(source) == Path(target):
+        return
+    moved = read(source)
+    kept = read(target)
+    for key, value in moved.provenance.to_json().items():
+        if getattr(kept.provenance, key) is None:
+            setattr(kept.provenance, key, value)
+    kept.failures = {**moved.failures, **kept.failures}
+    kept.inputs |= moved.inputs
+    path_for(target).write_text(json.dumps(to_json(kept), indent=1, sort_keys=True) + "\n")
+    old.unlink()

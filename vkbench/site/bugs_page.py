@@ -1,0 +1,113 @@
+"""``bugs.html``: the bug list (:mod:`vkbench.results.bugs`) as a page of the offline site.
+
+One table row per distinct failure: where it happens, the normalized error, its owner, the entries it
+blocks (and what a workaround reaches), its probe (with the rung the runtime ladder records for it),
+its standalone reproducer and the build that reproducer needs, and the commits where the probe's record
+turns. Plain HTML with inline CSS, like the coverage page: nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from vkbench.paths import RESULTS_ROOT
+from vkbench.results.bugs import UPSTREAM, BugRow, bug_rows, latest_policies, owner_counts
+
+#: Owner -> the colour of its badge (upstream owners warm, the rest grey/blue).
+OWNER_COLOURS = {
+    "ExecuTorch Vulkan partitioner": "#b5482b", "Vulkan runtime": "#8e2c6b", "exir/serialization": "#a86b00",
+    "torch.export": "#7a5c00", "LeRobot model code": "#2d6a8e", "vkbench's own build of the policy": "#3f7d4a",
+}
+
+STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;font-size:13px;width:100%;table-layout:fixed}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f0f0f0}code{font-size:12px}td.id b{display:block;margin-bottom:.3em}
+td.note{color:#555}small{color:#666}ul{margin:0;padding-left:1.1em}
+.owner{display:inline-block;color:#fff;border-radius:3px;padding:0 .45em;margin-top:.3em}
+.counts span{margin-right:1.2em;white-space:nowrap}
+tr.upstream td.id{box-shadow:inset 4px 0 #c0392b}tr.fixed td{background:#eef8f1}"""
+
+
+def _owner(owner: str) -> str:
+    colour = OWNER_COLOURS.get(owner, "#777")
+    return f'<span class="owner" style="background:{colour}">{html.escape(owner)}</span>'
+
+
+def _list(items: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>" if items else "—"
+
+
+def _what_if(item: dict[str, Any]) -> str:
+    entry = f"<code>{html.escape(item['entry'])}</code>"
+    if item.get("status") != "lowered":
+        return f"{entry}: {html.escape(str(item.get('status')))}"
+    allowed = item.get("allowed_on_cpu") or []
+    with_op = f", with {', '.join(html.escape(op) for op in allowed)} on the CPU" if allowed else ""
+    return (f"{entry}: lowers{with_op}, {item.get('cpu_percent', 0):.1f}% of {item.get('nodes_total')} nodes "
+            f"on the CPU, {item.get('vulkan_programs')} Vulkan programs")
+
+
+def _cells(row: BugRow) -> list[str]:
+    entries = _list([f"<code>{html.escape(e)}</code>" for e in row.entries])
+    if row.what_if:
+        entries += "<small>workaround:</small>" + _list([_what_if(item) for item in row.what_if])
+    probe = f"probe <code>{html.escape(row.probe)}</code>" if row.probe else "no probe"
+    if row.probe_rungs:
+        probe += _list([f"{html.escape(where)}: {html.escape(rung)}" for where, rung in row.probe_rungs.items()])
+    repro = (f"<code>{html.escape(row.repro)}</code><br><small>needs {html.escape(row.build)}</small>"
+             if row.repro else "no reproducer")
+    turns = [f"{label} {html.escape(commit)}" for label, commit in
+             (("first bad", row.first_bad), ("last good", row.last_good), ("fixed in", row.fixed_in)) if commit]
+    history = "<br>".join(turns) or "—"
+    if row.history:
+        history += f"<br><small>{html.escape(row.history)}</small>"
+    return [f'<td class="id" id="{html.escape(row.id)}"><b>{html.escape(row.id)}</b>{html.escape(row.stage)}'
+            f"<br>{_owner(row.owner)}</td>", f"<td>{html.escape(row.error)}</td>", f"<td>{entries}</td>",
+            f"<td>{probe}<br>{repro}</td>", f"<td>{history}</td>",
+            f'<td class="note">{html.escape(row.note) or "—"}</td>']
+
+
+def render(rows: list[BugRow], source: str = "") -> str:
+    """The whole page for ``rows`` (``source``: the policies file the lowering rows were read from)."""
+    counts = owner_counts(rows)
+    upstream = [row for row in rows if row.owner in UPSTREAM]
+    covered = sum(1 for row in upstream if row.probe and row.repro)
+    summary = "".join(f"<span>{_owner(owner)} {count}</span>" for owner, count in counts.items())
+    body = "".join(
+        f'<tr class="{"upstream" if row.owner in UPSTREAM else "other"}{" fixed" if row.fixed_in else ""}">'
+        + "".join(_cells(row)) + "</tr>" for row in rows)
+    where = f" (lowering: <code>results/policies/{html.escape(source)}</code>)" if source else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>vkbench: bug list</title>
+<style>{STYLE}</style></head><body>
+<p><a href="index.html">&larr; vkbench dashboard</a> · <a href="runtime.html">runtime</a> ·
+<a href="coverage.html">coverage</a></p>
+<h1>Bug list: every distinct failure, its owner, probe and reproducer</h1>
+<p>{len(rows)} rows: one per failure (stage and normalized error) recorded in the committed results{where}
+and on the runtime ladder. <b>{covered} of {len(upstream)}</b> rows owned by ExecuTorch or torch carry both
+a probe (tracked per commit by the suite and on the runtime ladder) and a reproducer (a short file that
+imports only torch and executorch: <code>python repro/&lt;id&gt;.py</code>, exit 0 when the failure
+reproduces). First bad / fixed in come from the probe's recorded commits (asv, in date order); an
+empty first bad means the failure is older than the recorded range.</p>
+<p class="counts">{summary}</p>
+<table><colgroup><col style="width:15%"><col style="width:20%"><col style="width:21%">
+<col style="width:18%"><col style="width:10%"><col style="width:16%"></colgroup>
+<thead><tr><th>row, stage, owner</th><th>error</th><th>entries blocked (and a workaround's coverage)</th>
+<th>probe (its ladder rung) and reproducer</th><th>history</th><th>note</th></tr></thead>
+<tbody>{body}</tbody></table>
+<p><small>Generated by <code>vkbench.site.bugs_page</code> from <code>vkbench.results.bugs</code>;
+<code>vkbench bugs --json</code> prints the same rows.</small></p>
+</body></html>
+"""
+
+
+def write(html_root: Path, results_root: Path = RESULTS_ROOT) -> int:
+    """Write ``bugs.html`` under ``html_root``; returns how many rows it lists."""
+    rows = bug_rows(results_root)
+    policies = latest_policies(results_root)
+    (Path(html_root) / "bugs.html").write_text(render(rows, policies.name if policies else ""))
+    return len(rows)

@@ -1,0 +1,79 @@
+"""Regenerate the measured tables in ``docs/`` (and README) from the tool's own output.
+
+Sections between ``<!-- vkbench:NAME -->`` and ``<!-- /vkbench:NAME -->``
+are replaced by the output of the matching ``vkbench`` command, so the
+tables are produced by the tool, never typed by hand. Each section lives in
+exactly one Markdown file; ``vkbench docs [NAME ...]`` finds it there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from vkbench.paths import ROOT
+
+#: Section name -> the ``vkbench`` arguments whose stdout fills it.
+SECTIONS: dict[str, list[str]] = {
+    "probes": ["probe", "--markdown"],
+    "partition": ["partition", "--blocks", "50", "100", "200", "400", "--markdown"],
+    "policies": ["policies", "--markdown"],
+    "doctor": ["doctor"],
+    "settings": ["doctor", "--settings"],
+    "runtime": ["runtime", "--markdown"],
+    "ladder": ["runtime", "ladder", "--markdown"],
+}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- vkbench:{name} -->\n).*?(<!-- /vkbench:{name} -->)", re.S)
+
+
+def section_file(name: str, root: Path = ROOT) -> Path:
+    """The one Markdown file (README.md or docs/*.md) holding section ``name``."""
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        if path.is_file() and _pattern(name).search(path.read_text()):
+            return path
+    raise KeyError(f"no README.md or docs/*.md has a section {name!r}")
+
+
+def refresh(text: str, name: str, output: str) -> str:
+    """``text`` with section ``name`` replaced by ``output`` under the command that made it."""
+    pattern = _pattern(name)
+    if not pattern.search(text):
+        raise KeyError(f"text has no section {name!r}")
+    command = " ".join(["vkbench", *SECTIONS[name]])
+    body = f"`{command}`:\n\n" + (output if name != "doctor" else f"```\n{output.rstrip()}\n```") + "\n"
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def policies_from_json(path: Path) -> str:
+    """The policies section rendered from a saved ``vkbench policies --json`` document."""
+    from vkbench.workloads.policies import Row, format_markdown
+
+    rows = [Row(**row) for row in json.loads(path.read_text())["rows"]]
+    return format_markdown(rows) + f"\n\n(from `{path}`)\n"
+
+
+def write(name: str, output: str, root: Path = ROOT) -> Path:
+    path = section_file(name, root)
+    path.write_text(refresh(path.read_text(), name, output))
+    return path
+
+
+def main(names: list[str], policies_json: Path | None = None) -> int:
+    """Refresh ``names`` (default: all); ``policies_json`` renders policies without re-lowering."""
+    if policies_json is not None:
+        write("policies", policies_from_json(policies_json))
+        names = [name for name in names if name != "policies"]
+        if not names:
+            return 0
+    for name in names or list(SECTIONS):
+        print(f"vkbench docs: running {' '.join(SECTIONS[name])}", file=sys.stderr, flush=True)
+        done = subprocess.run([sys.executable, "-m", "vkbench", *SECTIONS[name]], capture_output=True,
+                              text=True, check=True)
+        write(name, done.stdout.rstrip() + "\n")  # section by section: a later failure keeps earlier output
+    return 0

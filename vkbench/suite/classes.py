@@ -1,0 +1,134 @@
+"""Classes of a commit range: runs of first-parent commits whose lowering inputs are identical.
+
+Measuring one commit per class, the first, puts every step of a count
+exactly on the commit that caused it, with no bisection: a commit whose
+fingerprint (:mod:`vkbench.suite.fingerprint`) equals its predecessor's
+lowers the tier's workloads from byte-identical files on the same base
+wheel and torch, so its counts are its class's. A class is a *run*: a
+commit that returns to an earlier fingerprint after a different one starts
+a new class (its first commit is where the revert landed).
+
+The classes are stored as versioned JSON (``results/upstream/classes-<tier>.json``)
+so the changes table, the site and the workflow answer every commit with the
+commit it was measured as, without the mirror.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vkbench.suite.fingerprint import Fingerprint, Inputs, fingerprints
+
+SCHEMA = 1
+
+
+@dataclass
+class CommitClass:
+    """A run of commits with one fingerprint; ``first`` is the one to measure."""
+
+    first: str
+    digest: str
+    base: str
+    commits: list[str]  #: full hashes, oldest first (``first`` included)
+    changed: list[str] = field(default_factory=list)  #: inputs that differ from the previous class
+    subject: str = ""  #: the first commit's subject line
+
+    @property
+    def pr(self) -> str | None:
+        """The PR number GitHub's squash merge appends to the subject (``... (#12345)``)."""
+        import re
+
+        found = re.search(r"\(#(\d+)\)\s*$", self.subject)
+        return found.group(1) if found else None
+
+
+@dataclass
+class Classes:
+    """Every class of a range for one workload set."""
+
+    tier: str
+    range: str
+    classes: list[CommitClass]
+    inputs_measured_with: str = ""
+
+    def measured_as(self) -> dict[str, str]:
+        """Every commit of the range -> the first commit of its class."""
+        return {commit: c.first for c in self.classes for commit in c.commits}
+
+    def class_of(self, commit: str) -> CommitClass | None:
+        for c in self.classes:
+            if any(m.startswith(commit) or commit.startswith(m) for m in c.commits):
+                return c
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vkbench_classes": SCHEMA, "tier": self.tier, "range": self.range,
+                "inputs_measured_with": self.inputs_measured_with,
+                "classes": [asdict(c) for c in self.classes]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Classes:
+        if data.get("vkbench_classes") != SCHEMA:
+            raise ValueError(f"not a vkbench classes file (vkbench_classes != {SCHEMA})")
+        return cls(str(data["tier"]), str(data["range"]), [CommitClass(**c) for c in data["classes"]],
+                   str(data.get("inputs_measured_with") or ""))
+
+    @classmethod
+    def read(cls, path: Path) -> Classes:
+        try:
+            return cls.from_json(json.loads(Path(path).read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}: {error}") from None
+
+    def write(self, path: Path) -> Path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return Path(path)
+
+
+def first_parent(git_dir: Path, revision_range: str) -> list[str]:
+    """Full hashes of ``revision_range``'s first-parent commits, oldest first."""
+    done = subprocess.run(["git", f"--git-dir={git_dir}", "rev-list", "--first-parent", "--reverse",
+                           revision_range], capture_output=True, text=True, check=False)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ValueError(f"git rev-list {revision_range} in {git_dir} failed: {last}")
+    return done.stdout.split()
+
+
+def subjects(git_dir: Path, commits: Sequence[str]) -> dict[str, str]:
+    if not commits:
+        return {}
+    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H %s",
+                           "--stdin"], input="\n".join(commits), capture_output=True, text=True, check=True)
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+
+
+def group(prints: Sequence[Fingerprint]) -> list[CommitClass]:
+    """Runs of equal fingerprint digest, in commit order."""
+    classes: list[CommitClass] = []
+    previous: Fingerprint | None = None
+    for fp in prints:
+        if previous is not None and fp.digest == classes[-1].digest:
+            classes[-1].commits.append(fp.commit)
+        else:
+            changed = fp.changed(previous) if previous is not None else []
+            classes.append(CommitClass(fp.commit, fp.digest, fp.base, [fp.commit], changed))
+        previous = fp
+    return classes
+
+
+def classify(git_dir: Path, revision_range: str, inputs: Inputs,
+             base_for: Callable[[str | None], str]) -> Classes:
+    """The classes of ``revision_range`` for ``inputs`` (:func:`~vkbench.suite.fingerprint.fingerprints`)."""
+    commits = first_parent(git_dir, revision_range)
+    classes = group(fingerprints(git_dir, commits, inputs, base_for))
+    names = subjects(git_dir, [c.first for c in classes])
+    for c in classes:
+        c.subject = names.get(c.first, "")
+    return Classes(inputs.tier, revision_range, classes, inputs.measured_with)

@@ -1,0 +1,38 @@
+"""The provenance of a recording run: the settings the suite was run under, written beside its results.
+
+Both ways of recording (``vkbench record`` over the installed release,
+``vkbench upstream -- run`` over a mirror) stamp their result files through
+:func:`vkbench.results.recording.recording` with this.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+
+from vkbench.paths import ROOT
+from vkbench.results.model import Provenance
+from vkbench.results.recording import provenance
+
+
+def bench_pattern(asv_args: Sequence[str]) -> str | None:
+    """The ``-b``/``--bench`` pattern of an asv command line (the first one), if any."""
+    for i, arg in enumerate(asv_args):
+        if arg in ("-b", "--bench") and i + 1 < len(asv_args):
+            return asv_args[i + 1]
+        if arg.startswith("--bench="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def run_provenance(asv_args: Sequence[str], tier: str | None) -> Provenance:
+    """Tier, ``-b`` pattern, asv's launch method, the vkbench commit and torch of a run starting now."""
+    import torch
+
+    from vkbench.build.hooks import derived_config
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=False).stdout.strip()
+    launch = str(derived_config().get("launch_method") or "spawn")
+    return provenance(tier, bench_pattern(asv_args), launch, vkbench_commit=head or None,
+                      torch=torch.__version__)

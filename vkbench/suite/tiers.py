@@ -1,0 +1,41 @@
+"""The suite's tiers: which asv benchmarks a run selects, as ``asv run -b`` patterns.
+
+asv matches ``-b`` against ``name(param, ...)`` strings, so one regular
+expression per tier selects classes *and* parameter values. A tier costs the
+``setup_cache`` of every class it touches (each lowers its workloads once per
+commit), so policy records are split into classes by cost; ``Blocks(n)`` is
+recorded per size on first use, so the gate (sizes 50/100/200) never builds
+``Blocks(400)`` and never generates Vulkan code for a policy.
+
+* ``gate``: probes, ``Blocks`` 50/100/200 (timed partition and the one
+  instrumented record per size), fast-policy coverage counts (partition only).
+* ``standard``: gate + ``Blocks(400)`` + the what-if partition without
+  torch.fx's horizontal fusion (:mod:`vkbench.workloads.fusion`) + the fast policies'
+  full lowering (seconds per stage, memory, program size).
+* ``full``: standard + the reduced VLAs (full lowering, counts included).
+* ``runtime``: the Vulkan runtime classes; they need a Vulkan build and skip
+  on the PyPI wheel.
+"""
+
+from __future__ import annotations
+
+GATE = (
+    r"^bench_probes\."
+    r"|^bench_partition\.(?!PartitionWithoutHorizontalFusion)\w+\.\w+\((50|100|200)[,)]"
+    r"|^bench_policies\.PolicyPartition"
+)
+STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
+FULL = r"^bench_probes\.|^bench_partition\.|^bench_policies\."
+RUNTIME = r"^bench_runtime\.|^bench_policy_runtime\."
+
+#: Tier name -> the ``asv run -b`` pattern that selects it.
+TIERS: dict[str, str] = {"gate": GATE, "standard": STANDARD, "full": FULL, "runtime": RUNTIME}
+#: Per-commit targets on a 2-core machine (minutes): what a tier must stay under.
+TARGET_MINUTES: dict[str, float] = {"gate": 5, "standard": 15, "full": 45}
+
+
+def bench_args(tier: str) -> list[str]:
+    """``["-b", pattern]`` for ``tier``; ``KeyError`` names the known tiers."""
+    if tier not in TIERS:
+        raise KeyError(f"unknown tier {tier!r}; known: {', '.join(TIERS)}")
+    return ["-b", TIERS[tier]]

@@ -1,0 +1,363 @@
+"""asv over upstream ExecuTorch commits from a local git mirror.
+
+Behind a firewall, GitHub is unreachable but a mirror of
+``pytorch/executorch`` may not be complete: its submodules are absent and
+some large blobs (gifs, ``.a`` archives, tokenizer files) were left out.
+asv clones ``repo`` (the GitHub URL, kept so results and commit links stay
+upstream's), checks commits out and always runs ``git submodule update
+--init --recursive``. This module makes all of that work against the mirror
+without touching any git config file, only through ``GIT_CONFIG_COUNT`` /
+``GIT_CONFIG_KEY_n`` / ``GIT_CONFIG_VALUE_n`` in the environment of asv:
+
+* ``url.<mirror>.insteadOf`` rewrites the GitHub URL (with and without
+  ``.git``) to the mirror's path; a plain path makes ``git clone`` a local
+  copy, which skips the connectivity check missing blobs would fail;
+* ``submodule.<name>.update=none`` for every submodule ever named in the
+  mirror's ``.gitmodules``, so the submodule step skips them (the ``aot``
+  build needs none);
+* ``init.templateDir`` points at a template whose ``info/sparse-checkout``
+  (non-cone, ``core.sparseCheckout=true``) includes everything but the paths
+  whose blobs the mirror lacks, so checkouts never read them.
+
+What the mirror lacks is read from the mirror itself (``git rev-list
+--objects --missing=print``, then the paths that ever held those objects
+from ``git log --raw``) and cached under ``.asv/upstream/`` per state of the
+mirror's refs (about 10 s on upstream's 100k commits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from vkbench.paths import ROOT
+from vkbench.results.model import Provenance, ResultFile
+from vkbench.results.recording import recording
+from vkbench.suite.provenance import run_provenance
+from vkbench.suite.tiers import bench_args
+
+#: Where templates, the mirror facts cache and the derived asv config live.
+STATE_DIR = ROOT / ".asv" / "upstream"
+DEFAULT_CONFIG = ROOT / ".asv" / "upstream.conf.json"
+#: The URLs asv (and submodules of other projects) use for upstream.
+UPSTREAM_URLS = ("https://github.com/pytorch/executorch.git", "https://github.com/pytorch/executorch")
+#: asv subcommands that take ``--machine``; the first three also record and need it registered.
+MACHINE_SUBCOMMANDS = ("run", "continuous", "find", "compare", "show")
+RECORDING_SUBCOMMANDS = ("run", "continuous", "find")
+_SUBMODULE_HEADER = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)+)"\s*\]', re.MULTILINE)
+
+
+class UpstreamError(RuntimeError):
+    """A mirror or argument the command cannot use; the message is one line."""
+
+
+@dataclass
+class MirrorFacts:
+    """What asv's git calls must work around in one state of the mirror."""
+
+    refs: str  # digest of ``git for-each-ref``: the cache key
+    submodules: list[str] = field(default_factory=list)
+    missing: dict[str, list[str]] = field(default_factory=dict)  # object -> paths that held it
+
+    @property
+    def missing_paths(self) -> list[str]:
+        return sorted({p for paths in self.missing.values() for p in paths})
+
+
+# ---------------------------------------------------------------------------
+# reading the mirror
+
+
+def _git(git_dir: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    done = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=stdin, capture_output=True,
+                          check=False)
+    if done.returncode:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise UpstreamError(f"git {args[0]} in {git_dir} failed: {last}")
+    return done.stdout
+
+
+def git_dir(mirror: Path) -> Path:
+    """The mirror's git directory (a bare mirror is its own), or one line saying it is none."""
+    done = subprocess.run(["git", "-C", str(mirror), "rev-parse", "--absolute-git-dir"],
+                          capture_output=True, text=True, check=False)
+    if done.returncode or not done.stdout.strip():
+        raise UpstreamError(f"{mirror} is not a git repository (git rev-parse --absolute-git-dir failed)")
+    return Path(done.stdout.strip())
+
+
+def refs_digest(gdir: Path) -> str:
+    """A digest of every ref: when it changes, the mirror was updated."""
+    refs = _git(gdir, "for-each-ref", "--format=%(objectname) %(refname)")
+    return hashlib.sha256(refs).hexdigest()[:16]
+
+
+def missing_objects(gdir: Path) -> set[str]:
+    """Objects reachable from some ref that the mirror's object store lacks."""
+    out = _git(gdir, "rev-list", "--objects", "--missing=print", "--all").decode()
+    return {line[1:].strip() for line in out.splitlines() if line.startswith("?")}
+
+
+def scan_history(gdir: Path, missing: set[str]) -> tuple[dict[str, list[str]], set[str]]:
+    """One pass over every commit's raw diff: paths that held ``missing``, and ``.gitmodules`` blobs.
+
+    ``--cc`` adds what merges themselves introduce; ``-z`` keeps odd path
+    names unquoted. A raw entry is ``:modes shas status`` then the path;
+    the object the commit wrote is the last sha in both the plain and the
+    combined (``::``) form.
+    """
+    out = _git(gdir, "log", "--all", "--cc", "--format=", "--raw", "--no-abbrev", "--no-renames", "-z")
+    holders: dict[str, set[str]] = {}
+    gitmodules: set[str] = set()
+    parts = out.split(b"\0")
+    index = 0
+    while index + 1 < len(parts):
+        meta = parts[index].lstrip(b"\n")
+        if not meta.startswith(b":"):
+            index += 1
+            continue
+        path = parts[index + 1].decode("utf-8", "surrogateescape")
+        written = meta.split()[-2].decode()
+        if written in missing:
+            holders.setdefault(written, set()).add(path)
+        if path == ".gitmodules" and set(written) != {"0"}:
+            gitmodules.add(written)
+        index += 2
+    return {sha: sorted(paths) for sha, paths in holders.items()}, gitmodules
+
+
+def submodule_names(gdir: Path, blobs: Iterable[str]) -> list[str]:
+    """Submodule names declared in any of the ``.gitmodules`` blobs (missing ones are skipped)."""
+    wanted = sorted(blobs)
+    if not wanted:
+        return []
+    out = _git(gdir, "cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode())
+    names: set[str] = set()
+    position = 0
+    while position < len(out):
+        end = out.index(b"\n", position)
+        header = out[position:end].split()
+        position = end + 1
+        if len(header) < 3 or header[1] != b"blob":  # "<sha> missing"
+            continue
+        size = int(header[2])
+        text = out[position:position + size].decode("utf-8", "replace")
+        position += size + 1
+        names.update(n.replace('\\"', '"').replace("\\\\", "\\") for n in _SUBMODULE_HEADER.findall(text))
+    return sorted(names)
+
+
+def mirror_facts(mirror: Path, state_dir: Path = STATE_DIR) -> MirrorFacts:
+    """Submodule names and missing-object paths of the mirror, cached per refs state."""
+    gdir = git_dir(mirror)
+    digest = refs_digest(gdir)
+    cache = state_dir / f"mirror-{hashlib.sha256(str(gdir).encode()).hexdigest()[:12]}.json"
+    try:
+        data = json.loads(cache.read_text())
+        if data.get("refs") == digest:
+            return MirrorFacts(data["refs"], list(data["submodules"]), dict(data["missing"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    missing = missing_objects(gdir)
+    holders, gitmodules = scan_history(gdir, missing)
+    unplaced = sorted(missing - holders.keys())
+    if unplaced:
+        print(f"vkbench upstream: {len(unplaced)} missing object(s) in no commit's raw diff "
+              f"(first {unplaced[0]}); checkouts that need them will fail", file=sys.stderr)
+    facts = MirrorFacts(refs=digest, submodules=submodule_names(gdir, gitmodules), missing=holders)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"mirror": str(gdir), **asdict(facts)}, indent=1) + "\n")
+    return facts
+
+
+# ---------------------------------------------------------------------------
+# what git is told
+
+
+def sparse_pattern(path: str) -> str:
+    """A non-cone sparse-checkout pattern matching exactly ``/path`` (gitignore escaping)."""
+    escaped = re.sub(r"([\\*?\[\]!#])", r"\\\1", path)
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return "/" + escaped
+
+
+def write_template(template: Path, excluded: Iterable[str]) -> Path:
+    """A git template dir whose ``info/sparse-checkout`` keeps all but ``excluded``."""
+    lines = ["/*", *(f"!{sparse_pattern(p)}" for p in sorted(set(excluded)))]
+    info = template / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "sparse-checkout").write_text("\n".join(lines) + "\n")
+    return template
+
+
+def git_settings(mirror: Path, submodules: Iterable[str], template: Path) -> list[tuple[str, str]]:
+    """The ``(key, value)`` git config pairs that point upstream at the mirror."""
+    target = str(mirror)
+    settings = [(f"url.{target}.insteadOf", url) for url in UPSTREAM_URLS]
+    settings += [(f"submodule.{name}.update", "none") for name in sorted(set(submodules))]
+    settings += [("core.sparseCheckout", "true"), ("core.sparseCheckoutCone", "false"),
+                 ("init.templateDir", str(template))]
+    return settings
+
+
+def with_git_config(env: Mapping[str, str], settings: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``env`` plus ``settings`` as ``GIT_CONFIG_KEY_n``/``VALUE_n``, after any pairs it already had."""
+    out = dict(env)
+    start = int(out.get("GIT_CONFIG_COUNT", "0") or 0)
+    for offset, (key, value) in enumerate(settings):
+        out[f"GIT_CONFIG_KEY_{start + offset}"] = key
+        out[f"GIT_CONFIG_VALUE_{start + offset}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(settings))
+    return out
+
+
+def upstream_env(env: Mapping[str, str], settings: Sequence[tuple[str, str]],
+                 python: str = sys.executable, base_prefix: str = sys.base_prefix) -> dict[str, str]:
+    """The environment asv runs in: git settings, the base interpreter first on PATH.
+
+    asv's virtualenv looks for ``python3.12`` on PATH (the base prefix's bin
+    dir goes first so version-manager shims are not in the way), and the aot
+    build links ``$VKBENCH_BASE_PYTHON``'s site-packages (torch & co.) into
+    each env. ``GIT_TERMINAL_PROMPT=0``: a URL the mirror does not cover must
+    fail, not wait for a password.
+    """
+    out = with_git_config(env, settings)
+    out["PATH"] = os.pathsep.join([str(Path(base_prefix) / "bin"), env.get("PATH", "")])
+    out["VKBENCH_BASE_PYTHON"] = python
+    out["GIT_TERMINAL_PROMPT"] = "0"
+    out["PYTHONUNBUFFERED"] = "1"
+    return out
+
+
+def prepare(mirror: Path, state_dir: Path = STATE_DIR,
+            env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Read (or recall) the mirror's facts, write the template; return asv's environment."""
+    mirror = mirror.resolve()
+    facts = mirror_facts(mirror, state_dir)
+    template = write_template(state_dir / f"git-template-{facts.refs}", facts.missing_paths)
+    settings = git_settings(mirror, facts.submodules, template)
+    print(f"vkbench upstream: {mirror} -> {len(facts.submodules)} submodule(s) skipped, "
+          f"{len(facts.missing_paths)} path(s) with missing blobs left out of checkouts",
+          file=sys.stderr)
+    return upstream_env(os.environ if env is None else env, settings)
+
+
+# ---------------------------------------------------------------------------
+# asv
+
+
+def asv_command(config: Path, asv_args: Sequence[str], machine: str, tier: str | None = None) -> list[str]:
+    """``python -m asv <sub> --config <config> [--machine M] [-b TIER] ...`` for the pass-through args."""
+    args = [a for a in asv_args if a != "--"] if asv_args[:1] == ["--"] else list(asv_args)
+    if not args:
+        raise UpstreamError("no asv subcommand given (e.g. vkbench upstream --mirror M -- run ...)")
+    sub, rest = args[0], args[1:]
+    has_machine = any(a in ("--machine", "-m") or a.startswith("--machine=") for a in rest)
+    extra = ["--machine", machine] if sub in MACHINE_SUBCOMMANDS and not has_machine else []
+    if tier:
+        extra += bench_args(tier)
+    return [sys.executable, "-m", "asv", sub, "--config", str(config), *extra, *rest]
+
+
+def write_config(path: Path) -> Path:
+    """asv.conf.json with absolute paths (``repo`` stays GitHub's), written to ``path``."""
+    from vkbench.build.hooks import derived_config
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(derived_config(), indent=2) + "\n")
+    return path
+
+
+def machine_known(machine: str) -> bool:
+    """Whether ``~/.asv-machine.json`` describes ``machine`` (asv run refuses to ask when not a tty)."""
+    from asv.machine import MachineCollection
+    from asv.util import UserError
+
+    try:
+        MachineCollection.load(machine)
+    except UserError:
+        return False
+    return True
+
+
+def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = DEFAULT_CONFIG,
+        state_dir: Path = STATE_DIR, tier: str | None = None) -> int:
+    """Run one asv subcommand against the mirror; return asv's exit status."""
+    command = asv_command(config_out, asv_args, machine, tier)
+    env = prepare(mirror, state_dir)
+    config = write_config(config_out)
+    if command[3] in RECORDING_SUBCOMMANDS and not machine_known(machine):
+        register = [sys.executable, "-m", "asv", "machine", "--config", str(config), "--yes",
+                    "--machine", machine]
+        subprocess.run(register, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    if command[3] == "publish":
+        release_tags_only(clone_dir(config), env)
+        command.insert(4, "--no-pull")
+    print("+ " + " ".join(command), file=sys.stderr, flush=True)
+    if command[3] not in RECORDING_SUBCOMMANDS:
+        return subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+    results = Path(json.loads(config.read_text())["results_dir"])
+    gdir = git_dir(mirror)
+    per_commit = {}  # one mirror lookup per recorded commit
+
+    def about(record: ResultFile) -> Provenance:
+        if record.commit not in per_commit:
+            per_commit[record.commit] = commit_provenance(gdir, record.commit)
+        return per_commit[record.commit]
+
+    with recording(results, run_provenance(command, tier), about) as log_env:
+        run_env = {**env, "VKBENCH_FAILURE_LOG": log_env["VKBENCH_FAILURE_LOG"]}
+        return subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
+
+
+#: Release tags: what the published graphs show on their top axis (not ``ciflow/*`` or ``-rc`` tags).
+RELEASE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
+
+
+def release_tag(gdir: Path, commit: str) -> str | None:
+    """The release tag at ``commit`` in the mirror, if any."""
+    tags = _git(gdir, "tag", "--points-at", commit).decode().split()
+    return next((t for t in sorted(tags) if RELEASE_TAG.match(t)), None)
+
+
+def commit_provenance(gdir: Path, commit: str) -> Provenance:
+    """What the mirror says of a recorded commit: its release tag and the aot base wheel it ran on."""
+    from vkbench.build.aot import AotError, available_releases, default_wheelhouse, nearest_release
+
+    version = _git(gdir, "show", f"{commit}:version.txt").decode().strip() if commit else None
+    try:
+        base = nearest_release(version, available_releases(default_wheelhouse()))
+    except AotError:
+        base = None
+    return Provenance(release=release_tag(gdir, commit), base_wheel=base)
+
+
+def clone_dir(config: Path) -> Path:
+    """asv's own clone of the project (``project`` of the config, beside the config file)."""
+    return (config.parent / json.loads(config.read_text())["project"]).resolve()
+
+
+def release_tags_only(clone: Path, env: Mapping[str, str]) -> list[str]:
+    """Fetch asv's clone from the mirror, then delete every tag but the release tags.
+
+    asv publishes a graph's top axis from every tag of its clone: the mirror's ~330 tags (238
+    ``ciflow/*``) crowd it into unreadable text. ``publish`` then runs with ``--no-pull``, so
+    the tags stay gone for it; the next ``run`` fetches them back, harmlessly.
+    """
+    if not (clone / "objects").is_dir():
+        return []
+    subprocess.run(["git", f"--git-dir={clone}", "fetch", "--prune", "origin"], env=dict(env),
+                   capture_output=True, check=False)
+    tags = _git(clone, "tag", "-l").decode().split()
+    dropped = [t for t in tags if not RELEASE_TAG.match(t)]
+    for start in range(0, len(dropped), 200):
+        _git(clone, "tag", "-d", *dropped[start:start + 200])
+    return dropped
