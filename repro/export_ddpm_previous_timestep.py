@@ -1,8 +1,10 @@
 """The DDPM scheduler looks its timestep up with ``nonzero``: the sampling loop does not export.
 
-Row: export_ddpm_previous_timestep (owner: LeRobot model code (diffusers' DDPMScheduler); no probe: ExecuTorch is not involved).
+Row: export_ddpm_previous_timestep (owner: LeRobot model code (diffusers' DDPMScheduler); no probe:
+ExecuTorch is not involved).
 Blocks: diffusion/sample_loop (the DDIM scheduler fails too, on ``.item()``).
-Where: diffusers/schedulers/scheduling_ddpm.py ``previous_timestep`` (``index == self.timesteps.shape[0] - 1``)
+Where: diffusers/schedulers/scheduling_ddpm.py ``previous_timestep`` (``index == self.timesteps.shape[0] -
+1``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not guard on data-dependent expression
 

@@ -1,7 +1,8 @@
 """FastWAM zeroes each prompt's padding with a slice that starts at a data-dependent length.
 
 Row: export_fastwam_prompt_zeroing (owner: LeRobot model code; no probe: ExecuTorch is not involved).
-Blocks: fastwam/text_encoder (fastwam/text_encoder_masked_zeroing masks instead; it exports, then hits row preprocess_inputless_partition).
+Blocks: fastwam/text_encoder (fastwam/text_encoder_masked_zeroing masks instead; it exports, then hits row
+preprocess_inputless_partition).
 Where: lerobot fastwam ``encode_prompt`` (``for i, v in enumerate(seq_lens): prompt_emb[i, v:] = 0``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression

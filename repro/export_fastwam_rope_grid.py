@@ -1,8 +1,10 @@
 """FastWAM's 3-axis RoPE slices its frequency tables by grid sizes read from a tensor.
 
 Row: export_fastwam_rope_grid (owner: LeRobot model code; no probe: ExecuTorch is not involved).
-Blocks: fastwam/video_prefill (fastwam/video_prefill_real_rope reads the grid from the latents' shape and lowers).
-Where: lerobot ``fastwam/wan/model.py`` ``rope_apply`` (``for f, h, w in grid_sizes.tolist(): freqs[0][:f].view(f, 1, 1, -1).expand(f, h, w, -1)``)
+Blocks: fastwam/video_prefill (fastwam/video_prefill_real_rope reads the grid from the latents' shape and
+lowers).
+Where: lerobot ``fastwam/wan/model.py`` ``rope_apply`` (``for f, h, w in grid_sizes.tolist():
+freqs[0][:f].view(f, 1, 1, -1).expand(f, h, w, -1)``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not guard on data-dependent expression
 Exit status 0: the failure reproduced; 1: it exported.

@@ -2,7 +2,8 @@
 
 Row: export_molmoact2_batched_images (owner: LeRobot model code; no probe: ExecuTorch is not involved).
 Blocks: molmoact2/prefix (molmoact2/prefix_fixed_layout runs that glue outside and lowers).
-Where: lerobot ``molmoact2_hf_model/modeling_molmoact2.py`` ``build_batched_images`` (``int(raw_counts.sum().item())``)
+Where: lerobot ``molmoact2_hf_model/modeling_molmoact2.py`` ``build_batched_images``
+(``int(raw_counts.sum().item())``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression
 

@@ -1,8 +1,10 @@
 """Qwen2.5-VL's window attention builds its window index from grid sizes read from a tensor.
 
-Row: export_qwen2_5_vl_window_index (owner: LeRobot model code (transformers' Qwen2.5-VL); no probe: ExecuTorch is not involved).
+Row: export_qwen2_5_vl_window_index (owner: LeRobot model code (transformers' Qwen2.5-VL); no probe:
+ExecuTorch is not involved).
 Blocks: wall_x/prefix.
-Where: transformers ``modeling_qwen2_5_vl.py`` ``get_window_index`` (reshapes ``arange(t*h*w)`` by values of ``grid_thw``, then ``cu_seqlens_tmp.tolist()``)
+Where: transformers ``modeling_qwen2_5_vl.py`` ``get_window_index`` (reshapes ``arange(t*h*w)`` by values of
+``grid_thw``, then ``cu_seqlens_tmp.tolist()``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not guard on data-dependent expression
 

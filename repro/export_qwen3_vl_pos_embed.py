@@ -1,8 +1,10 @@
 """Qwen3-VL interpolates its position embedding over grid sizes read from a tensor.
 
-Row: export_qwen3_vl_pos_embed (owner: LeRobot model code (transformers' Qwen3-VL); no probe: ExecuTorch is not involved).
+Row: export_qwen3_vl_pos_embed (owner: LeRobot model code (transformers' Qwen3-VL); no probe: ExecuTorch is
+not involved).
 Blocks: vla_jepa/backbone.
-Where: transformers ``modeling_qwen3_vl.py`` ``fast_pos_embed_interpolate`` (``torch.linspace(0, n - 1, h)`` with ``h`` from ``grid_thw.tolist()``)
+Where: transformers ``modeling_qwen3_vl.py`` ``fast_pos_embed_interpolate`` (``torch.linspace(0, n - 1, h)``
+with ``h`` from ``grid_thw.tolist()``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression
 

@@ -1,8 +1,10 @@
 """Qwen-VL's M-RoPE index groups the token types in Python: the VLM prefix does not export.
 
-Row: export_qwen_vl_rope_index (owner: LeRobot model code (transformers' Qwen2.5-VL/Qwen3-VL); no probe: ExecuTorch is not involved).
+Row: export_qwen_vl_rope_index (owner: LeRobot model code (transformers' Qwen2.5-VL/Qwen3-VL); no probe:
+ExecuTorch is not involved).
 Blocks: eo1/prefix (Qwen2.5-VL), groot/backbone (Qwen3-VL).
-Where: transformers ``modeling_qwen2_5_vl.py``/``modeling_qwen3_vl.py`` ``get_rope_index`` (``itertools.groupby(enumerate(input_token_type.tolist()))``)
+Where: transformers ``modeling_qwen2_5_vl.py``/``modeling_qwen3_vl.py`` ``get_rope_index``
+(``itertools.groupby(enumerate(input_token_type.tolist()))``)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not guard on data-dependent expression
 

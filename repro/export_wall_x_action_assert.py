@@ -2,7 +2,8 @@
 
 Row: export_wall_x_action_assert (owner: LeRobot model code; no probe: ExecuTorch is not involved).
 Blocks: wall_x/denoise_step (wall_x/denoise_step_without_guards drops it and the MoE skip, and lowers).
-Where: lerobot wall_x ``predict`` (``assert action_mask.any()``; the MoE block's ``if mask.sum() == 0: continue`` too)
+Where: lerobot wall_x ``predict`` (``assert action_mask.any()``; the MoE block's ``if mask.sum() == 0:
+continue`` too)
 Needs: torch 2.11.0 (torch.export only).
 Expected: GuardOnDataDependentSymNode: Could not guard on data-dependent expression
 Exit status 0: the failure reproduced; 1: it exported.

@@ -1,7 +1,8 @@
 """The Vulkan runtime refuses a ``native_layer_norm`` without weight at load.
 
 Row: load_layer_norm_no_weight (owner: Vulkan runtime; probe: layer_norm_no_affine).
-Blocks on the GPU: multi_task_dit/denoise_step, lingbot_va/action_step_real_rope, lingbot_va/video_step_real_rope.
+Blocks on the GPU: multi_task_dit/denoise_step, lingbot_va/action_step_real_rope,
+lingbot_va/video_step_real_rope.
 Needs: a Vulkan-enabled ExecuTorch whose Python runtime can execute (``vkbench build full``, then run
 this with ``.venv-vulkan-off/bin/python``; docs/runtime.md). Recorded there on lavapipe and the H200
 (the probe's ``ProbeLadder`` rung: lowered, stops at load). The PyPI wheel has no VulkanBackend: there

@@ -4,7 +4,7 @@ Row: preprocess_inputless_partition (owner: ExecuTorch Vulkan partitioner/prepro
 probe: inputless_partition).
 Blocks: fastwam/text_encoder_masked_zeroing (its padding mask starts from ``arange(L)``).
 Needs: torch 2.11.0 and executorch 1.5.1 from PyPI (lowering only, no Vulkan runtime).
-Expected: Exception: An error occurred when running the 'FuseBatchNormPass' pass after the following passes: []
+Expected: Exception: An error occurred when running the 'FuseBatchNormPass' pass after the following passes
 
 ``log1p`` (no Vulkan kernel) cuts the graph, so ``arange(8) * 2`` is a Vulkan partition of its own
 with no inputs. Vulkan preprocess runs ``FuseBatchNormPass`` (an ExportPass) on it: with no fake tensor

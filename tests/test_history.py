@@ -181,3 +181,24 @@ def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_be
     wider, added = widen(INPUTS, read_dir(results))
     assert "executorch/exir/__init__.py" in added["c" * 40] and set(INPUTS.files) < set(wider.files)
     assert widen(wider, read_dir(results)) == (wider, {})
+
+
+def test_bisect_halves_over_classes_and_measures_only_first_commits() -> None:
+    from vkbench.suite.bisect import Probe, bisect
+    from vkbench.suite.classes import CommitClass
+
+    classes = Classes("gate", "A..B", [CommitClass(f"{i:040x}", f"d{i}", "1.4.1", [f"{i:040x}"])
+                                       for i in range(40)])
+    asked = []
+
+    def measure(commit_class: CommitClass) -> float:
+        asked.append(commit_class.first)
+        return math.nan if int(commit_class.first, 16) >= 27 else 0.0  # fails from class 27 on
+
+    found, steps = bisect(classes, 0, 39, measure, log=lambda line: None)
+    assert found is classes.classes[27] and len(asked) <= 2 + 6  # both ends, then log2(39) halvings
+    assert all(c in {k.first for k in classes.classes} for c in asked) and len(steps) == len(asked)
+    with pytest.raises(ValueError, match="no step"):
+        bisect(classes, 0, 10, measure, log=lambda line: None)
+    probe = Probe(catalogue.PROBE_FAILED.name, "mha_cross")
+    assert probe.pattern == r"^bench_probes\.ProbeFailure\."  # the whole class: one setup_cache

@@ -144,3 +144,31 @@ def test_files_recorded_before_tiers_were_stored_get_the_tier_they_hold(tmp_path
     assert stamp_inferred_tiers(root) == [(path, "gate")]
     assert read_file(path).sidecar.provenance.tier_source == "inferred"
     assert stamp_inferred_tiers(root) == []  # a stored tier is left alone
+
+
+def test_publish_gets_every_readable_file_and_the_bad_one_stays(results: Path, tmp_path: Path) -> None:
+    from vkbench.results.asv_files import without_unreadable
+
+    assert without_unreadable(results, tmp_path / "scratch") == (results, [])
+    bad = results / "box" / "cccccccc-truncated.json"
+    bad.write_text('{"commit_hash": "c')
+    readable, problems = without_unreadable(results, tmp_path / "scratch")
+    assert [p.path for p in problems] == [bad] and bad.read_text() == '{"commit_hash": "c'
+    linked = sorted(p.relative_to(readable).as_posix() for p in readable.rglob("*") if p.is_file())
+    assert linked == ["benchmarks.json", "box/aaaaaaaa-virtualenv-py3.12.json",
+                      "box/bbbbbbbb-virtualenv-py3.12.json"]
+    assert read_dir(readable).problems == [] and len(read_dir(readable).files) == 2
+
+
+def test_cost_reports_every_other_commit_of_a_directory_with_a_truncated_file(results: Path) -> None:
+    import subprocess
+    import sys
+
+    good = (results / "box" / "bbbbbbbb-virtualenv-py3.12.json").read_text()
+    (results / "box" / "cccccccc-truncated.json").write_text(good[: len(good) // 2])
+    done = subprocess.run([sys.executable, "-m", "vkbench", "cost", "--results", str(results), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cccccccc-truncated.json: not valid JSON" in lines[0]
+    assert "Traceback" not in done.stderr

@@ -216,3 +216,22 @@ def test_tier_adds_its_bench_pattern(tmp_path):
 
     command = asv_command(tmp_path / "c.json", ["--", "run", "HASHFILE:h.txt"], "box", "gate")
     assert command[command.index("-b") + 1] == TIERS["gate"] and command[-1] == "HASHFILE:h.txt"
+
+
+def test_publish_sees_only_release_tags(tmp_path: Path) -> None:
+    """asv's clone keeps every mirror tag (ciflow/*, -rc): before publish only releases stay."""
+    env = _env(tmp_path / "home")
+    work = tmp_path / "work"
+    work.mkdir()
+    _git(work, env, "init", "-q")
+    (work / "a").write_text("a")
+    _commit(work, env, "one")
+    for tag in ("v1.4.0", "v1.4.0-rc1", "ciflow/trunk/123", "v1.5.0", "nightly"):
+        _git(work, env, "tag", tag)
+    clone = tmp_path / "project"
+    _git(tmp_path, env, "clone", "-q", "--mirror", str(work), str(clone))
+    dropped = upstream.release_tags_only(clone, env)
+    assert sorted(dropped) == ["ciflow/trunk/123", "nightly", "v1.4.0-rc1"]
+    assert _git(clone, env, "tag", "-l").stdout.split() == ["v1.4.0", "v1.5.0"]
+    assert upstream.release_tag(clone, "v1.5.0") in ("v1.4.0", "v1.5.0")
+    assert upstream.release_tags_only(tmp_path / "absent", env) == []

@@ -45,15 +45,50 @@ def test_every_step_is_valid_bash(workflow: dict) -> None:
         assert done.returncode == 0, (job, done.stderr)
 
 
-def test_sampling_step_picks_evenly_spaced_commits_newest_included(workflow: dict, tmp_path: Path) -> None:
-    script = next(run for job, run in _runs(workflow) if job == "plan" and "all.txt" in run)
-    snippet = script.split("<<'PY'\n", 1)[1].split("\nPY", 1)[0]
-    snippet = "\n".join(line[len("          "):] if line.startswith("          ") else line
-                        for line in snippet.splitlines())
-    (tmp_path / "all.txt").write_text("\n".join(f"c{i:03d}" for i in range(100)) + "\n")
-    subprocess.run([sys.executable, "-c", snippet, "20"], cwd=tmp_path, check=True)
-    picked = (tmp_path / "hashes.txt").read_text().split()
-    assert len(picked) == 20 and picked[0] == "c000" and picked[-1] == "c099"
+def test_plan_step_lists_the_classes_no_recorded_commit_answers(workflow: dict, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan job's own command on a small repo: one commit per class, recorded classes left out."""
+    from vkbench.build import aot
+    from vkbench.suite.fingerprint import Inputs
+
+    script = next(run for job, run in _runs(workflow) if job == "plan" and "history classes" in run)
+    assert "--unmeasured hashes.txt" in script
+    repo = tmp_path / "et"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True, env=env)
+    hashes = []
+    changes = [("version.txt", "1.5.0a0\n"), ("README", "x\n"), ("exir/a.py", "A = 2\n"), ("README", "y\n")]
+    for i, (name, text) in enumerate(changes):
+        if i == 0:
+            layout = '[tool.setuptools.package-dir]\n"executorch.exir" = "exir"\n'
+            (repo / "pyproject.toml").write_text(layout)
+            (repo / "exir").mkdir()
+            (repo / "exir" / "a.py").write_text("A = 1\n")
+        (repo / name).write_text(text)
+        subprocess.run([*git, "add", "-A"], check=True, env=env)
+        subprocess.run([*git, "commit", "-qm", f"c{i}"], check=True, env=env)
+        hashes.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                     check=True).stdout.strip())
+    inputs = Inputs("gate", ["executorch/exir/a.py"], [], "test", "2.11.0").write(tmp_path / "inputs.json")
+    wheelhouse = tmp_path / "wheels"  # the release list aot reads (cached: no index request)
+    monkeypatch.setenv("VKBENCH_WHEELHOUSE", str(wheelhouse))
+    cache = aot.releases_cache(wheelhouse)
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps({"index": aot.index_url(), "releases": ["1.4.1", "1.5.1"]}))
+    results = tmp_path / "results"
+    (results / "box").mkdir(parents=True)
+    (results / "box" / "r.json").write_text(json.dumps({  # a recorded commit of the second class
+        "commit_hash": hashes[3], "env_name": "e", "date": 1, "result_columns": ["result"], "results": {}}))
+    done = subprocess.run([sys.executable, "-m", "vkbench", "history", "classes", "--mirror", str(repo),
+                           "--inputs", str(inputs), "--out", str(tmp_path / "classes.json"),
+                           "--results", str(results), "--unmeasured", str(tmp_path / "hashes.txt"), "HEAD"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "4 commits in 2 classes" in done.stdout
+    assert (tmp_path / "hashes.txt").read_text().split() == [hashes[0]]  # class 2 answered by hashes[3]
 
 
 def test_shard_plan_on_a_small_shard(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ def add_parser(sub: Subparsers) -> None:
     """Add ``bugs`` to the ``vkbench`` parser."""
     bugs = sub.add_parser("bugs", help="the bug list: each distinct failure, owner, blocked entries, probe, "
                                        "reproducer", description=__doc__.splitlines()[0])
-    bugs.add_argument("--owner", help="only rows of this owner (a prefix is enough: 'Vulkan', 'exir')")
+    bugs.add_argument("--owner", help="only rows whose owner contains this (case-insensitive): 'vulkan', "
+                                      "'exir', 'partitioner'")
     bugs.add_argument("--results", type=Path, help="results folder (default: the checkout's results/)")
     add_format_options(bugs)
     bugs.set_defaults(run=_bugs)
@@ -34,7 +35,7 @@ def _bugs(args: argparse.Namespace) -> int:
 
 def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool = False,
          markdown: bool = False) -> int:
-    """Print the bug list; ``owner`` keeps the rows whose owner starts with it (case-insensitive)."""
+    """Print the bug list; ``owner`` keeps the rows whose owner contains it (case-insensitive)."""
     from vkbench.paths import RESULTS_ROOT
     from vkbench.results.bugs import bug_rows, owner_counts
 
@@ -43,7 +44,7 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
         raise UsageError(f"--results: no such folder: {root}")
     rows = bug_rows(root)
     if owner:
-        rows = [row for row in rows if row.owner.lower().startswith(owner.lower())]
+        rows = [row for row in rows if owner.lower() in row.owner.lower()]
         if not rows:
             raise UsageError(f"--owner: no row is owned by {owner!r}")
     if as_json:

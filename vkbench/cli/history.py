@@ -53,8 +53,12 @@ def add_parser(sub: Subparsers) -> None:
     classes.add_argument("--workloads", choices=WORKLOAD_SETS, default="gate")
     classes.add_argument("range", help="a git range, e.g. dbcf6ac7..cff6f4dd")
     classes.add_argument("--out", type=Path, help="default: results/history/classes-<workloads>.json")
+    classes.add_argument("--inputs", type=Path, help="default: results/history/inputs-<workloads>.json")
     classes.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
-                         help="recorded commits whose reads widen the input set (default: results/upstream)")
+                         help="recorded commits (default: results/upstream): their reads widen the input set")
+    classes.add_argument("--unmeasured", type=Path, metavar="FILE",
+                         help="write the first commit of every class no recorded commit answers, one per "
+                              "line (what a daily run measures)")
     add_format_options(classes)
     classes.set_defaults(run=_classes)
 
@@ -126,9 +130,10 @@ def _classes(args: argparse.Namespace) -> int:
     from vkbench.suite.upstream import git_dir
 
     try:
-        inputs, added = widen(Inputs.read(inputs_path(args.workloads)), read_dir(args.results))
+        source = args.inputs or inputs_path(args.workloads)
+        inputs, added = widen(Inputs.read(source), read_dir(args.results))
         if added:
-            inputs.write(inputs_path(args.workloads))
+            inputs.write(source)
             for commit, files in added.items():
                 print(f"{commit[:8]} read {len(files)} files outside the set (e.g. {files[0]}); "
                       "widened it", file=sys.stderr)
@@ -136,6 +141,12 @@ def _classes(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError) as error:
         raise UsageError(str(error)) from None
     path = found.write(args.out or classes_path(args.workloads))
+    if args.unmeasured:
+        recorded = {f.commit for f in read_dir(args.results).files}
+        todo = [c.first for c in found.classes if not recorded.intersection(c.commits)]
+        args.unmeasured.write_text("".join(f"{commit}\n" for commit in todo))
+        print(f"{len(todo)} of {len(found.classes)} classes not measured yet: {args.unmeasured}",
+              file=sys.stderr)
     if args.json:
         print(json.dumps(found.to_json(), indent=1))
         return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers, UsageError, add_format_options
@@ -34,6 +35,8 @@ def add_parser(sub: Subparsers) -> None:
     cost.add_argument("--results", type=Path, default=RESULTS_ROOT / "releases",
                       help="an asv results directory (default: results/releases)")
     cost.add_argument("--tier", action="append", choices=list(TIERS), help="tiers to report (repeatable)")
+    cost.add_argument("--classes", type=Path, default=RESULTS_ROOT / "history" / "classes-gate.json",
+                      help="classes of the upstream range, to show what each commit answers")
     add_format_options(cost)
     cost.set_defaults(run=_cost)
 
@@ -81,20 +84,36 @@ def summary() -> int:
 
 
 def _cost(args: argparse.Namespace) -> int:
-    return cost(args.results, args.tier, as_json=args.json, markdown=args.markdown)
+    return cost(args.results, args.tier, args.classes, as_json=args.json, markdown=args.markdown)
 
 
-def cost(results: Path, tiers: list[str] | None, *, as_json: bool = False, markdown: bool = False) -> int:
-    """Print the asv wall time, unique work and efficiency per commit and tier of ``results``."""
+def cost(results: Path, tiers: list[str] | None, classes_file: Path | None = None, *, as_json: bool = False,
+         markdown: bool = False) -> int:
+    """Print the asv wall time, unique work and efficiency per commit and tier of ``results``.
+
+    An unreadable result file is one line on stderr; every other file is still reported. With
+    the classes of the range, each row says which class the commit measures and how many commits
+    that answers (the cost of a class is the cost of its one measured commit).
+    """
+    from vkbench.results.asv_files import read_dir
     from vkbench.results.cost import costs, render
+    from vkbench.suite.classes import Classes
 
     if not (results / "benchmarks.json").is_file():
         raise UsageError(f"{results} holds no asv results (no benchmarks.json)")
-    rows = costs(results, tiers)
+    found = read_dir(results)
+    for problem in found.problems:
+        print(f"vkbench cost: skipped {problem}", file=sys.stderr)
+    rows = costs(found, tiers)
+    classes = Classes.read(classes_file) if classes_file and classes_file.is_file() else None
+    index = {c: (i, len(k.commits)) for i, k in enumerate(classes.classes) for c in k.commits} if classes \
+        else {}
     if as_json:
-        print(json.dumps({"costs": [r.to_json() for r in rows]}, indent=2))
+        print(json.dumps({"costs": [{**r.to_json(), **({"class": index[r.commit][0], "class_commits":
+                                                        index[r.commit][1]} if r.commit in index else {})}
+                                    for r in rows]}, indent=2))
     else:
-        print(render(rows, markdown=markdown))
+        print(render(rows, markdown=markdown, classes=index))
     return 0
 
 

@@ -139,3 +139,26 @@ def read_listing(root: Path) -> dict[str, dict[str, Any]]:
 
 def write_listing(root: Path, benchmarks: dict[str, Any]) -> None:
     (Path(root) / "benchmarks.json").write_text(json.dumps(benchmarks, indent=4, sort_keys=True) + "\n")
+
+
+def without_unreadable(root: Path, scratch: Path) -> tuple[Path, list[ReadProblem]]:
+    """``root`` itself when every file reads; else ``scratch``, a tree of links to all but the bad ones.
+
+    asv's own ``publish`` stops at the first result file it cannot parse; handing it this tree
+    publishes every other commit, while the bad files stay untouched where they are.
+    """
+    root = Path(root)
+    found = read_dir(root)
+    if not found.problems:
+        return root, []
+    bad = {p.path.resolve() for p in found.problems}
+    if Path(scratch).exists():
+        import shutil
+
+        shutil.rmtree(scratch)
+    for path in root.rglob("*"):
+        if path.is_file() and path.resolve() not in bad:
+            link = Path(scratch) / path.relative_to(root)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(path.resolve())
+    return Path(scratch), found.problems

@@ -49,7 +49,10 @@ UPSTREAM = (PARTITIONER, RUNTIME, EXIR, TORCH_EXPORT)
 
 #: What a reproducer needs, by where its failure happens.
 PINNED = "torch 2.11.0 + executorch 1.5.1 from PyPI (lowering only)"
+EXPORT_ONLY = "torch 2.11.0 (torch.export only)"
 VULKAN_BUILD = "a Vulkan-enabled ExecuTorch (vkbench build full; docs/runtime.md)"
+#: Stages of building and lowering an entry (``vkbench.core.lowering.STAGES`` after ``build``).
+LOWERING_STAGES = ("build", "export", "to_edge", "partition", "preprocess", "to_executorch")
 #: Stages at which a failure happens while running the program.
 RUNTIME_STAGES = ("load", "run")
 #: The ladder's rung names by rungs missed (0: matches eager ... 4: did not lower).
@@ -87,7 +90,11 @@ class Bug:
     @property
     def build(self) -> str:
         """What the reproducer needs to run."""
-        return self.needs or (VULKAN_BUILD if self.stage in RUNTIME_STAGES else PINNED)
+        if self.needs:
+            return self.needs
+        if self.stage in RUNTIME_STAGES:
+            return VULKAN_BUILD
+        return EXPORT_ONLY if self.stage == "export" else PINNED
 
 
 def _repro(bug_id: str) -> str:
@@ -356,7 +363,8 @@ def probe_history(probe: str, results_root: Path = RESULTS_ROOT) -> list[History
             if failed is None:
                 continue
             tag = record.sidecar.provenance.release
-            label = releases.get(record.commit) or (f"{record.commit[:8]} ({tag})" if tag else record.commit[:8])
+            short = record.commit[:8]
+            label = releases.get(record.commit) or (f"{short} ({tag})" if tag else short)
             cpu = record.values(catalogue.PROBE_CPU_OPS.name).get((probe,))
             key = label.split(" ")[0]  # one upstream commit, however many result files hold it
             if key not in dated or record.date < dated[key][0]:
@@ -428,10 +436,10 @@ def _coverage(row: dict[str, Any] | None, entry: str) -> dict[str, Any]:
 
 def normalize_error(block: str) -> str:
     """A recorded block without what varies between occurrences (symbols, numbers, addresses, paths)."""
-    text = re.sub(r"0x[0-9a-f]+", "0x…", block)
+    text = re.sub(r"0x[0-9a-f]+", "<address>", block)
     text = re.sub(r"\bu\d+\b", "u…", text)
     text = re.sub(r"/[\w./-]+", "…", text)
-    text = re.sub(r"\d+", "N", text)
+    text = re.sub(r"\d+", "N", text).replace("<address>", "0x…")
     return text[:160]
 
 

@@ -201,10 +201,17 @@ def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[Tie
     return rows
 
 
-def render(rows: list[TierCost], markdown: bool = False) -> str:
+def render(rows: list[TierCost], markdown: bool = False,
+           classes: dict[str, tuple[int, int]] | None = None) -> str:
+    """The cost table; ``classes`` (commit -> (class index, commits in it)) adds what each row answers."""
     headers = ["machine", "commit", "tier", "benchmarks", "wall min", "unique work min", "efficiency",
                "target min"]
     cells = [[r.machine, r.commit[:8], r.tier, r.benchmarks, f"{r.wall_s / 60:.1f}", f"{r.work_s / 60:.1f}",
               f"{r.efficiency:.2f}", "-" if r.target_min is None else
               f"{r.target_min:g} ({'met' if r.wall_s <= r.target_min * 60 else 'MISSED'})"] for r in rows]
+    if classes:
+        headers.append("class (commits)")
+        for row, cell in zip(rows, cells, strict=True):
+            found = classes.get(row.commit)
+            cell.append(f"{found[0]} ({found[1]})" if found else "-")
     return (tables.markdown if markdown else tables.render)(headers, cells)

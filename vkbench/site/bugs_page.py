@@ -17,8 +17,9 @@ from vkbench.results.bugs import UPSTREAM, BugRow, bug_rows, latest_policies, ow
 
 #: Owner -> the colour of its badge (upstream owners warm, the rest grey/blue).
 OWNER_COLOURS = {
-    "ExecuTorch Vulkan partitioner": "#b5482b", "Vulkan runtime": "#8e2c6b", "exir/serialization": "#a86b00",
-    "torch.export": "#7a5c00", "LeRobot model code": "#2d6a8e", "vkbench's own build of the policy": "#3f7d4a",
+    "ExecuTorch Vulkan partitioner": "#b5482b", "Vulkan runtime": "#8e2c6b",
+    "exir/serialization": "#a86b00", "torch.export": "#7a5c00", "LeRobot model code": "#2d6a8e",
+    "vkbench's own build of the policy": "#3f7d4a",
 }
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -56,11 +57,12 @@ def _cells(row: BugRow) -> list[str]:
         entries += "<small>workaround:</small>" + _list([_what_if(item) for item in row.what_if])
     probe = f"probe <code>{html.escape(row.probe)}</code>" if row.probe else "no probe"
     if row.probe_rungs:
-        probe += _list([f"{html.escape(where)}: {html.escape(rung)}" for where, rung in row.probe_rungs.items()])
+        probe += _list([f"{html.escape(where)}: {html.escape(rung)}"
+                        for where, rung in row.probe_rungs.items()])
     repro = (f"<code>{html.escape(row.repro)}</code><br><small>needs {html.escape(row.build)}</small>"
              if row.repro else "no reproducer")
-    turns = [f"{label} {html.escape(commit)}" for label, commit in
-             (("first bad", row.first_bad), ("last good", row.last_good), ("fixed in", row.fixed_in)) if commit]
+    commits = (("first bad", row.first_bad), ("last good", row.last_good), ("fixed in", row.fixed_in))
+    turns = [f"{label} {html.escape(commit)}" for label, commit in commits if commit]
     history = "<br>".join(turns) or "—"
     if row.history:
         history += f"<br><small>{html.escape(row.history)}</small>"

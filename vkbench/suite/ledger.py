@@ -27,7 +27,7 @@ from vkbench import settings
 from vkbench.core.versions import executorch_identity
 from vkbench.paths import ROOT
 from vkbench.results import sidecar
-from vkbench.results.asv_files import read_file, result_paths, write_file
+from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
 from vkbench.results.recording import recording
 from vkbench.suite.provenance import run_provenance
 
@@ -182,13 +182,13 @@ def ensure_installed_release() -> Release:
     return next(r for r in ordered if r.version == version)
 
 
-def write_ledger_config() -> Path:
-    """asv.conf.json, pointed at the ledger and at results/releases."""
+def write_ledger_config(results_dir: Path = RESULTS_DIR) -> Path:
+    """asv.conf.json, pointed at the ledger and at ``results_dir`` (results/releases)."""
     from asv.util import load_json  # asv.conf.json may hold // comments
 
     config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     config.update(
-        repo=str(LEDGER_REPO), branches=["main"], results_dir=str(RESULTS_DIR),
+        repo=str(LEDGER_REPO), branches=["main"], results_dir=str(results_dir),
         html_dir=str(ROOT / "html" / "releases"), benchmark_dir=str(ROOT / "benchmarks"),
         env_dir=str(ROOT / ".asv" / "env"),
     )
@@ -213,8 +213,12 @@ def _asv(*args: str, env: dict[str, str] | None = None) -> int:
 def publish() -> int:
     """Rebuild the ledger from the manifest and publish results/releases to html/releases."""
     rebuild_ledger(load_manifest())
-    config = write_ledger_config()
+    readable, problems = without_unreadable(RESULTS_DIR, ROOT / ".asv" / "publishable" / "releases")
+    for problem in problems:
+        print(f"vkbench publish: skipped {problem}", file=sys.stderr)
+    config = write_ledger_config(readable)
     code = _asv("publish", "--config", str(config))
+    write_ledger_config()  # recording goes on into the real results
     if code == 0:
         try:
             from vkbench.site import make_offline  # offline assets + coverage page

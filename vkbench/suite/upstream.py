@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from vkbench.paths import ROOT
+from vkbench.results.asv_files import without_unreadable
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
 from vkbench.suite.provenance import run_provenance
@@ -301,6 +302,15 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
     if command[3] == "publish":
         release_tags_only(clone_dir(config), env)
         command.insert(4, "--no-pull")
+        settings_now = json.loads(config.read_text())
+        readable, problems = without_unreadable(Path(settings_now["results_dir"]),
+                                                config.parent / "publishable" / "upstream")
+        for problem in problems:
+            print(f"vkbench upstream: publish skips {problem}", file=sys.stderr)
+        if problems:  # asv publish stops at the first file it cannot parse: give it the rest
+            config = config.with_name("upstream-publish.conf.json")
+            config.write_text(json.dumps({**settings_now, "results_dir": str(readable)}, indent=2) + "\n")
+            command[command.index("--config") + 1] = str(config)
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
     if command[3] not in RECORDING_SUBCOMMANDS:
         return subprocess.run(command, cwd=ROOT, env=env, check=False).returncode

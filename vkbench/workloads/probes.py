@@ -135,8 +135,9 @@ PROBES: dict[str, Probe] = {
               "tensor inputs; log1p, on the CPU, only cuts the graph",
               lambda: (Fn(lambda t: torch.log1p(torch.arange(8, dtype=torch.float32) * 2.0) + t),
                        (torch.randn(8),)),
-              upstream_bug="Vulkan preprocess fails (FuseBatchNormPass: two fake modes, the export's and a "
-                           "new one for the input-free partition): blocks fastwam/text_encoder_masked_zeroing"),
+              upstream_bug="Vulkan preprocess fails (FuseBatchNormPass: two fake modes, the export's and "
+                           "a new one for the input-free partition): blocks "
+                           "fastwam/text_encoder_masked_zeroing"),
         Probe("empty_like_transposed", "empty_like(x.T).fill_(1) + x.T on (4,6)",
               lambda: (Fn(lambda t: torch.empty_like(t.transpose(0, 1)).fill_(1.0) + t.transpose(0, 1)),
                        (torch.randn(4, 6),)),

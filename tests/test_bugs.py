@@ -1,0 +1,271 @@
+"""The bug list (issue 23): rows from the committed results, probes, reproducers, ``vkbench bugs``, bugs.html.
+
+The reproducers are run as a user runs them: ``python repro/<id>.py`` in a child process with this venv's
+interpreter, each asserting the ``Expected:`` line its docstring documents. Those that need a Vulkan
+runtime lower here and then exit 2 (the PyPI wheel has no VulkanBackend).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vkbench.results import bugs
+from vkbench.results.bugs import RUNTIME_STAGES, UPSTREAM, BugRow, HistoryPoint, bug_rows, history_range
+
+ROOT = Path(__file__).resolve().parent.parent
+REPRO = ROOT / "repro"
+#: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer, and why (docs say so too):
+#: the runtime failures whose op is not known without a Vulkan runtime to bisect on, a failure that needs
+#: two lowerings of one program, and one whose program exists only with an op let through to_edge.
+KNOWN_GAPS = {
+    "load_make_ivec2": "no probe, no reproducer", "load_prepack_val_is_tref": "no probe, no reproducer",
+    "load_view_convert_int32_uint8": "no probe, no reproducer", "load_range_check": "no probe, no reproducer",
+    "run_unet_step_garbage": "no probe, no reproducer", "to_edge_pending_unbacked_retry": "no probe",
+    "load_operator_missing_empty_permuted": "no probe",
+}
+JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[BugRow]:
+    return bug_rows()
+
+
+def _docstring(path: Path) -> str:
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
+
+
+def _expected(path: Path, key: str = "Expected") -> str:
+    match = re.search(rf"^{key}: (.+)$", _docstring(path), re.M)
+    assert match, f"{path.name}: no '{key}:' line in its docstring"
+    return match.group(1).strip()
+
+
+# -- the rows ------------------------------------------------------------------------------------------
+
+def test_ids_are_unique_and_owners_known(rows):
+    assert len({row.id for row in rows}) == len(rows)
+    assert all(row.owner in bugs.OWNERS for row in rows)
+    assert all(row.stage in (*bugs.LOWERING_STAGES, *RUNTIME_STAGES) for row in rows), [r.stage for r in rows]
+
+
+def test_every_upstream_row_has_a_probe_and_a_reproducer_but_the_known_gaps(rows):
+    from vkbench.workloads.probes import PROBES
+
+    gaps = {}
+    for row in rows:
+        if row.probe:
+            assert row.probe in PROBES, row.id
+        if row.repro:
+            assert (ROOT / row.repro).is_file(), row.repro
+        if row.owner in UPSTREAM and not (row.probe and row.repro):
+            missing = (("no probe", row.probe), ("no reproducer", row.repro))
+            gaps[row.id] = ", ".join(what for what, has in missing if not has)
+    assert gaps == KNOWN_GAPS
+
+
+def test_every_blocked_entry_has_a_classified_row(rows):
+    """The 17 entries blocked before delegation on 1.5.1, and the default-config blocks, all have a row."""
+    policy = json.loads(bugs.latest_policies().read_text())["rows"]
+    blocked = {row["entry"] for row in policy if row["status"] != "lowered"}
+    assert len(blocked) == 17
+    lowering = [row for row in rows if row.stage not in RUNTIME_STAGES]
+    assert blocked <= {entry for row in lowering for entry in row.entries}
+    assert not [row.id for row in rows if row.owner == bugs.NOT_CLASSIFIED]
+    by_id = {row.id: row for row in rows}
+    assert by_id["partition_split_one_piece"].entries == ["gaussian_actor/deterministic"]
+    assert sorted(by_id["to_edge_non_core_no_kernel"].entries) == ["smolvla/prefix", "vqbet/rollout"]
+    assert by_id["to_edge_pending_unbacked_retry"].entries == ["smolvla/prefix"]
+    assert len(by_id["to_edge_view_as_complex_grad"].entries) == 3
+
+
+def test_workarounds_carry_the_coverage_they_reach(rows):
+    by_id = {row.id: row for row in rows}
+    chunk = by_id["partition_split_one_piece"].what_if
+    assert chunk == [{"entry": "gaussian_actor/deterministic_without_chunk", "status": "lowered",
+                      "cpu_percent": 2.703, "nodes_cpu": 1, "nodes_total": 37, "vulkan_programs": 2,
+                      "allowed_on_cpu": []}]
+    rollout = by_id["to_edge_non_core_no_kernel"].what_if
+    assert rollout[0]["entry"] == "vqbet/rollout"
+    assert rollout[0]["allowed_on_cpu"] == ["aten.multinomial.default"]
+    assert by_id["export_fastwam_prompt_zeroing"].what_if[0]["status"].startswith("blocked at preprocess")
+
+
+def test_runtime_rows_agree_with_the_ladder(rows):
+    """An entry a load row names stops at load on every recorded machine; the unrecorded row has the rest."""
+    rungs = bugs.ladder()
+    named = set()
+    for row in rows:
+        if row.stage == "load":
+            for entry in row.entries:
+                assert set(rungs[entry].values()) == {"lowered"}, (row.id, entry)
+                named.add(entry)
+    stuck = {e for e, r in rungs.items() if not e.startswith("probe/") and set(r.values()) == {"lowered"}}
+    assert stuck == named
+    by_id = {row.id: row for row in rows}
+    mha = by_id["load_is_tensor_ref"].probe_rungs  # the probe stops where act/model does
+    assert mha and set(mha.values()) == {"lowered"}
+    assert set(rungs["diffusion/unet_step"].values()) == {"runs"}
+
+
+def test_first_bad_and_fixed_in_come_from_the_recorded_history(rows):
+    by_id = {row.id: row for row in rows}
+    flatc = by_id["preprocess_flatc_infinity"]  # mha_cross: lowers on v1.3.x, fails on main, lowers on 1.5.1
+    assert flatc.first_bad and flatc.last_good and flatc.fixed_in == "3b606839 (v1.5.1)"
+    logical_not = by_id["load_missing_logical_not"]  # delegated whole from #21070 on
+    found = (logical_not.first_bad, logical_not.last_good, logical_not.fixed_in)
+    assert found == ("666ba0b1", "8b14fc2c", "")
+    split = by_id["partition_split_one_piece"]  # fails on every recorded commit: older than the range
+    assert (split.first_bad, split.fixed_in) == ("", "") and "of" in split.history
+
+
+def test_history_range():
+    def points(*bad: bool) -> list[HistoryPoint]:
+        return [HistoryPoint(f"c{i}", flag, None) for i, flag in enumerate(bad)]
+
+    assert history_range(points(False, True, True, False), "fails")[:3] == ("c1", "c3", "c0")
+    assert history_range(points(True, True, False), "fails")[:3] == ("", "c2", "")
+    assert history_range(points(False, True, False, True), "fails")[:3] == ("c3", "", "c2")
+    assert history_range(points(False, False), "fails")[:3] == ("", "", "")
+    assert history_range([], "fails")[3] == "no recorded commit holds the probe yet"
+    whole = [HistoryPoint("a", False, 2.0), HistoryPoint("b", False, None), HistoryPoint("c", False, 0.0)]
+    assert history_range(whole, "whole")[:3] == ("c", "", "a")  # b recorded no CPU ops: skipped
+
+
+def test_an_unknown_block_gets_an_unclassified_row(tmp_path):
+    (tmp_path / "policies").mkdir()
+    rows = [{"entry": "x/new", "status": "blocked", "stage": "to_edge", "error_type": "ValueError",
+             "error": "odd shape 0x7f12 at u12"},
+            {"entry": "x/other", "status": "blocked", "stage": "to_edge", "error_type": "ValueError",
+             "error": "odd shape 0x9a00 at u3"}]
+    (tmp_path / "policies" / "executorch-9.9.9-test.json").write_text(json.dumps({"rows": rows}))
+    found = bug_rows(tmp_path)
+    extra = [row for row in found if row.owner == bugs.NOT_CLASSIFIED]
+    assert [(row.stage, row.entries) for row in extra] == [("to_edge", ["x/new", "x/other"])]
+    assert bugs.normalize_error("to_edge: E: u12 at 0xff in /a/b.py:12") == "to_edge: E: u… at 0x… in …:N"
+
+
+# -- the probes ----------------------------------------------------------------------------------------
+
+#: Rows whose failure the pinned stack no longer has (their reproducer shows it with the fix removed).
+FIXED_ON_PINNED = {"preprocess_flatc_infinity"}
+FAILING_PROBES = [b for b in bugs.BUGS if b.probe and b.history == "fails" and b.id not in FIXED_ON_PINNED
+                  and b.stage in ("to_edge", "partition", "preprocess")]
+
+
+@pytest.mark.parametrize("bug", FAILING_PROBES, ids=lambda b: b.probe)
+def test_the_probe_fails_like_its_row(bug):
+    """On the pinned stack each lowering row's probe fails at the row's stage with the row's error."""
+    from vkbench.workloads.probes import probe_coverage
+
+    found = probe_coverage(bug.probe)
+    assert found.get("failed_stage") == bug.stage, found
+    assert re.search(bug.pattern, found["error"]), found["error"]
+
+
+# -- the reproducers -----------------------------------------------------------------------------------
+
+REPROS = sorted(REPRO.glob("*.py"))
+ALLOWED_IMPORTS = {"torch", "executorch", "sys", "subprocess", "itertools"}
+
+
+def test_every_reproducer_belongs_to_a_row_and_is_standalone():
+    ids = {bug.id for bug in bugs.BUGS}
+    assert {path.stem for path in REPROS} <= ids
+    for path in REPROS:
+        tree = ast.parse(path.read_text())
+        roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        roots |= {node.module.split(".")[0] for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and node.module}
+        assert roots <= ALLOWED_IMPORTS, (path.name, roots)
+        assert len(path.read_text().splitlines()) <= 60, path.name
+        doc = _docstring(path)
+        assert f"Row: {path.stem} " in doc and "Needs: " in doc and "Expected: " in doc, path.name
+
+
+def _run(path: Path, *args: str) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=600,
+                          cwd=path.parent)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _needs_vulkan(path: Path) -> bool:
+    return "Needs: a Vulkan-enabled ExecuTorch" in _docstring(path)
+
+
+@pytest.mark.parametrize("path", [p for p in REPROS if not _needs_vulkan(p)], ids=lambda p: p.stem)
+def test_lowering_reproducer_shows_its_documented_error(path):
+    code, output = _run(path)
+    assert code == 0, output[-2000:]
+    assert _expected(path) in output, output[-2000:]
+
+
+def test_the_fixed_flatc_failure_shows_without_the_fix():
+    path = REPRO / "preprocess_flatc_infinity.py"
+    code, output = _run(path, "--unfixed")
+    assert code == 0, output[-2000:]
+    assert _expected(path, "Expected with --unfixed") in output
+
+
+@pytest.mark.parametrize("path", [p for p in REPROS if _needs_vulkan(p)], ids=lambda p: p.stem)
+def test_runtime_reproducer_lowers_then_asks_for_a_vulkan_build(path):
+    """Here (no VulkanBackend) it lowers and exits 2; on a Vulkan build it must show its error."""
+    code, output = _run(path)
+    if "skipped: this executorch has no VulkanBackend" in output:
+        assert code == 2 and "lowered: " in output, output[-2000:]
+    else:  # a Vulkan-enabled interpreter runs the suite
+        assert _expected(path) in output, output[-2000:]
+
+
+# -- the command line and the site ---------------------------------------------------------------------
+
+def test_cli_json_lists_every_row_with_the_promised_keys(capsys):
+    from vkbench.cli import main
+
+    assert main(["bugs", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [item["id"] for item in listed] == [row.id for row in bug_rows()]
+    for item in listed:
+        assert list(item)[:len(JSON_KEYS)] == JSON_KEYS
+        assert isinstance(item["entries"], list)
+        assert item["repro"] == "" or not Path(item["repro"]).is_absolute()
+
+
+def test_cli_table_and_owner_filter(capsys):
+    from vkbench.cli import main
+
+    assert main(["bugs", "--owner", "vulkan runtime"]) == 0
+    out = capsys.readouterr().out
+    assert "load_is_tensor_ref" in out and "split_one_piece" not in out and "Vulkan runtime" in out
+    assert main(["bugs", "--owner", "nobody"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no row is owned by 'nobody'" in err[0]
+
+
+def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows):
+    from vkbench.site import bugs_page, external_resources
+
+    assert bugs_page.write(tmp_path) == len(rows)
+    page = tmp_path / "bugs.html"
+    text = page.read_text()
+    assert external_resources(page) == [] and "http" not in text.replace('href="index.html"', "")
+    for row in rows:
+        assert f'id="{row.id}"' in text
+    assert 'href="index.html"' in text
+
+
+def test_dashboard_links_the_bug_list_from_blockers_and_ladder():
+    from vkbench.paths import RESULTS_ROOT
+    from vkbench.site import dashboard
+
+    assert any(link.href == "bugs.html" for link in dashboard.default_links(ROOT / "html"))
+    assert 'href="bugs.html"' in dashboard.blockers_section(dashboard.load_survey(RESULTS_ROOT)).body
+    assert 'href="bugs.html"' in dashboard.ladder_section(dashboard.load_ladder(RESULTS_ROOT)).body
