@@ -72,10 +72,9 @@ def test_every_upstream_row_has_a_probe_and_a_reproducer_but_the_known_gaps(rows
 
 
 def test_every_blocked_entry_has_a_classified_row(rows):
-    """The 17 entries blocked before delegation on 1.5.1, and the default-config blocks, all have a row."""
+    """The entries blocked before delegation (17 on 1.5.1), and the default-config blocks, all have a row."""
     policy = json.loads(bugs.latest_policies().read_text())["rows"]
     blocked = {row["entry"] for row in policy if row["status"] != "lowered"}
-    assert len(blocked) == 17
     lowering = [row for row in rows if row.stage not in RUNTIME_STAGES]
     assert blocked <= {entry for row in lowering for entry in row.entries}
     assert not [row.id for row in rows if row.owner == bugs.NOT_CLASSIFIED]

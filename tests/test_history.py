@@ -139,22 +139,25 @@ def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_p
     _asv(box / "1.json", hashes[1], 1, [2, 6], [0, 0])  # class 0, not its first: counts for the class
     _asv(box / "2.json", hashes[3], 2, [1, math.nan], [0, 1])  # class 1: both steps exactly at hashes[2]
     flatc = Failure("preprocess", "flatc: cannot parse value starting with: -")
-    sidecar.merge(box / "2.json", failures=[(catalogue.PROBE_CPU_OPS.name, ("mha_cross",), flatc)])
+    sidecar.merge(box / "2.json", failures=[(catalogue.PROBE_CPU_OPS.name, ("mha_cross",), flatc),
+                                             (catalogue.PROBE_FAILED.name, ("mha_cross",), flatc)])
     _asv(box / "3.json", hashes[5], 3, [1, 6], [0, 0])  # class 3: two classes later, a range
     sidecar.merge(box / "3.json", Provenance(tier="probes"))
     table = changes(read_dir(results), found_classes)
     rows = {(c.param, c.commit[:8]): c for c in table.changes}
     mha = rows[("mha_cross", hashes[2][:8])]
-    assert (mha.before, mha.after, mha.exact, mha.regression) == (6, "failed", True, True)
+    assert mha.benchmark == catalogue.PROBE_FAILED.name  # a probe's failure is told by ProbeFailure
+    assert (mha.before, mha.after, mha.exact, mha.regression, mha.fails) == (0, 1, True, True, True)
     assert mha.reason_after == "preprocess: flatc: cannot parse value starting with: -"
     assert mha.files == ["exir/a.py"] and mha.pr == "102"
     assert mha.repro.endswith(f"{hashes[2][:8]}^ {hashes[2][:8]}") and "mha_cross" in mha.repro
     mish = rows[("mish", hashes[2][:8])]
     assert (mish.before, mish.after, mish.regression) == (2, 1, False)
     fixed = rows[("mha_cross", hashes[5][:8])]
-    assert (fixed.before, fixed.after, fixed.exact, fixed.previous) == ("failed", 6, False, hashes[3])
-    assert [c.param for c in table.changes] == ["mha_cross", "mha_cross", "mish"]  # regressions first
-    assert all(c.benchmark == catalogue.PROBE_CPU_OPS.name for c in table.changes)  # a failure told once
+    assert (fixed.before, fixed.after, fixed.exact, fixed.previous) == (1, 0, False, hashes[3])
+    assert [c.param for c in table.changes] == ["mha_cross", "mish", "mha_cross"]  # regressions first
+    assert [c.benchmark for c in table.changes] == [catalogue.PROBE_FAILED.name, catalogue.PROBE_CPU_OPS.name,
+                                                    catalogue.PROBE_FAILED.name]  # failures told once
     measured = {c["commit"]: c["measured_as"] for c in table.commits}
     assert measured == {hashes[0]: hashes[1], hashes[1]: hashes[1], hashes[2]: hashes[3],
                         hashes[3]: hashes[3], hashes[4]: None, hashes[5]: hashes[5]}

@@ -172,7 +172,8 @@ def test_upstream_bug_probes_reproduce_the_policy_failures():
     from vkbench.workloads.probes import PROBES, probe_coverage
 
     bugs = sorted(name for name, probe in PROBES.items() if probe.upstream_bug)
-    assert bugs == ["index_dim1", "layer_norm_no_affine", "logical_not", "mha_cross", "split_one_piece"]
+    assert bugs == ["bucketize", "complex_rope", "empty_like_transposed", "index_dim1", "inputless_partition",
+                    "layer_norm_no_affine", "logical_not", "mha_cross", "split_one_piece"]
     split = probe_coverage("split_one_piece")
     assert split["failed_stage"] == "partition"
     assert "'list' object has no attribute 'shape'" in split["error"]

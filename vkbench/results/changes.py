@@ -29,8 +29,15 @@ from vkbench.suite.classes import Classes, CommitClass
 
 #: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
 TIMING_FACTOR = 1.4
-#: Count tracks whose steps are rows; a workload's failure is told once, by its ``LOWERS`` track.
-COUNTS = tuple(bench for _, bench in catalogue.COUNT_TRACKS if bench != catalogue.PROBE_FAILED)
+#: Count tracks whose steps are rows.
+COUNTS = tuple(bench for _, bench in catalogue.COUNT_TRACKS)
+#: A workload's failure is told once, by one track of its class: a probe's by ``ProbeFailure``
+#: (0 -> 1, recorded even by runs that select only it, as a bisection does), a policy's by its
+#: CPU-op count going to ``"failed"``.
+TOLD_BY = {catalogue.PROBE_CPU_OPS.class_name: catalogue.PROBE_FAILED,
+           catalogue.PROBE_FAILED.class_name: catalogue.PROBE_FAILED,
+           catalogue.POLICY_CPU_OPS.class_name: catalogue.POLICY_CPU_OPS,
+           catalogue.VLA_CPU_OPS.class_name: catalogue.VLA_CPU_OPS}
 TIMINGS = (catalogue.PARTITION_TIME,)
 FAILED = "failed"
 
@@ -55,6 +62,13 @@ class Change:
     reason_after: str = ""
     repro: str = ""
     line: str = "main"
+
+    @property
+    def fails(self) -> bool:
+        """The step is the workload starting to fail (a count becomes "failed", or ProbeFailure 0 -> 1)."""
+        if self.benchmark == catalogue.PROBE_FAILED.name:
+            return self.after == 1
+        return self.after == FAILED and self.before != FAILED
 
     @property
     def regression(self) -> bool:
@@ -133,7 +147,10 @@ def _points(record: ResultFile, benchmark: catalogue.Benchmark) -> dict[str, tup
         if not point.params:
             continue
         value: Value = FAILED if point.value is None else point.value
-        out[", ".join(point.params)] = (value, _reason(point.failure))
+        failure = point.failure
+        if failure is None and benchmark == catalogue.PROBE_FAILED and point.value:
+            failure = record.failure(benchmark.name, point.params)  # a failure recorded as the value 1
+        out[", ".join(point.params)] = (value, _reason(failure))
     return out
 
 
@@ -159,7 +176,7 @@ def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
     if before == after:
         return False
     if FAILED in (before, after):
-        return catalogue.LOWERS.get(bench.class_name) == bench  # a failure is told once, by this track
+        return TOLD_BY.get(bench.class_name) == bench  # a failure is told once, by this track
     if bench in TIMINGS:
         if not before or not after:
             return False

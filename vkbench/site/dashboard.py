@@ -343,7 +343,7 @@ def load_upstream(results_root: Path) -> Upstream:
     classes_file = results_root / "history" / "classes-gate.json"
     steps = changes(found, Classes.read(classes_file) if classes_file.is_file() else None).changes
     charted = {cpu.name for _, cpu, _, _ in HISTORY_TRACKS}  # the CPU-op counts the charts draw
-    counted = [c for c in steps if c.benchmark in charted]
+    counted = [c for c in steps if c.benchmark in charted or c.benchmark == catalogue.PROBE_FAILED.name]
     return Upstream(commits, recorded, {**ledger_versions(results_root), **tags}, counted)
 
 
@@ -865,8 +865,10 @@ def upstream_headline(upstream: Upstream) -> str:
         failing: dict[str, list[str]] = {}
         phrases = []
         for change in rows:
-            if change.after == "failed":
+            if change.fails:
                 failing.setdefault(where(change), []).append(change.param)
+            elif change.benchmark == catalogue.PROBE_FAILED.name:
+                phrases.append(f"{change.param} lowers again {where(change)}")
             else:
                 phrases.append(f"{change.param} {change.before} → {change.after} CPU ops {where(change)}")
         grouped = [(f"{', '.join(params[:2])} and {len(params) - 2} more" if len(params) > 3 else

@@ -80,7 +80,7 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
             if short is None:
                 continue
             cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
-            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": cap - short}
+            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": int(cap - short)}
         for benchmark, label in MANY_COLUMNS.items():
             for (n, runner), value in _values(record, benchmark):
                 row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value

@@ -16,6 +16,7 @@ commit it was measured as, without the mirror.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -37,14 +38,12 @@ class CommitClass:
     commits: list[str]  #: full hashes, oldest first (``first`` included)
     changed: list[str] = field(default_factory=list)  #: inputs that differ from the previous class
     subject: str = ""  #: the first commit's subject line
+    #: The PR its message names (``(#12345)``, or ghstack's ``Pull Request resolved: …/12345``).
+    pull_request: str = ""
 
     @property
     def pr(self) -> str | None:
-        """The PR number GitHub's squash merge appends to the subject (``... (#12345)``)."""
-        import re
-
-        found = re.search(r"\(#(\d+)\)\s*$", self.subject)
-        return found.group(1) if found else None
+        return self.pull_request or None
 
 
 @dataclass
@@ -101,12 +100,25 @@ def first_parent(git_dir: Path, revision_range: str) -> list[str]:
     return done.stdout.split()
 
 
-def subjects(git_dir: Path, commits: Sequence[str]) -> dict[str, str]:
+_PR = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"Pull Request resolved: \S*/pull/(\d+)"))
+
+
+def messages(git_dir: Path, commits: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``commit -> (subject, PR number or "")``: GitHub's squash merges end the subject with
+    ``(#N)``; ghstack's land as ``Pull Request resolved: .../pull/N`` in the body."""
     if not commits:
         return {}
-    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H %s",
+    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H%n%B%x00",
                            "--stdin"], input="\n".join(commits), capture_output=True, text=True, check=True)
-    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    out = {}
+    for block in done.stdout.split("\0"):
+        lines = block.strip("\n").splitlines()
+        if len(lines) < 2:
+            continue
+        commit, subject, text = lines[0], lines[1], "\n".join(lines[1:])
+        found = _PR[0].search(subject) or _PR[1].search(text)
+        out[commit] = (subject, found.group(1) if found else "")
+    return out
 
 
 def group(prints: Sequence[Fingerprint]) -> list[CommitClass]:
@@ -128,7 +140,7 @@ def classify(git_dir: Path, revision_range: str, inputs: Inputs,
     """The classes of ``revision_range`` for ``inputs`` (:func:`~vkbench.suite.fingerprint.fingerprints`)."""
     commits = first_parent(git_dir, revision_range)
     classes = group(fingerprints(git_dir, commits, inputs, base_for))
-    names = subjects(git_dir, [c.first for c in classes])
+    found = messages(git_dir, [c.first for c in classes])
     for c in classes:
-        c.subject = names.get(c.first, "")
+        c.subject, c.pull_request = found.get(c.first, ("", ""))
     return Classes(inputs.tier, revision_range, classes, inputs.measured_with)
