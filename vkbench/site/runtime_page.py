@@ -80,7 +80,8 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
             if short is None:
                 continue
             cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
-            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": int(cap - short)}
+            limit = int(cap - short)  # asv stores floats; a step count is whole
+            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": limit}
         for benchmark, label in MANY_COLUMNS.items():
             for (n, runner), value in _values(record, benchmark):
                 row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value
