@@ -14,7 +14,7 @@ computed from the committed results every time:
   listed for a load error must stop at load there); an entry the ladder stops at load that no row
   names lands in :data:`UNRECORDED_LOAD`;
 * ``first_bad``/``fixed_in``, from the probe's per-commit record (``results/upstream`` and the release
-  results, in date order): where its failure starts and stops inside the recorded range.
+  results; main in the order of its classes): where its failure starts and stops inside the recorded range.
 
 A blocked entry that matches no row gets a row of its own, keyed by stage and normalized error
 (owner ``not classified``), so a new failure shows up here before anyone writes its row.

@@ -215,7 +215,8 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
                             rows.append(_row(line, bench, param, before, point, previous, current, cause,
                                              exact))
                     last[param] = (current, point)
-    rows.sort(key=lambda r: (not r.regression, r.line != "main", r.benchmark, r.param))
+    timings = {b.name for b in TIMINGS}
+    rows.sort(key=lambda r: (not r.regression, r.benchmark in timings, r.line != "main", r.benchmark, r.param))
     return Changes(commits_measured_as(found, classes), rows)
 
 

@@ -93,8 +93,8 @@ def render(rows: list[BugRow], source: str = "") -> str:
 and on the runtime ladder. <b>{covered} of {len(upstream)}</b> rows owned by ExecuTorch or torch carry both
 a probe (tracked per commit by the suite and on the runtime ladder) and a reproducer (a short file that
 imports only torch and executorch: <code>python repro/&lt;id&gt;.py</code>, exit 0 when the failure
-reproduces). First bad / fixed in come from the probe's recorded commits (asv, in date order); an
-empty first bad means the failure is older than the recorded range.</p>
+reproduces). First bad / fixed in come from the probe's recorded commits (main in the order of its
+classes, releases by date); an empty first bad means the failure is older than the recorded range.</p>
 <p class="counts">{summary}</p>
 <table><colgroup><col style="width:15%"><col style="width:20%"><col style="width:21%">
 <col style="width:18%"><col style="width:10%"><col style="width:16%"></colgroup>

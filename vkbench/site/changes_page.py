@@ -26,7 +26,7 @@ STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:
 
 #: Column widths (percent) of the changes table: kind, benchmark, param, values, commit, inputs,
 #: reason before, reason after, reproduce.
-WIDTHS = (7, 13, 10, 7, 11, 11, 14, 14, 13)
+WIDTHS = (9, 13, 10, 7, 11, 10, 13, 14, 13)
 
 
 def _cell(text: object) -> str:
