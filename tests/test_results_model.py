@@ -172,3 +172,19 @@ def test_cost_reports_every_other_commit_of_a_directory_with_a_truncated_file(re
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "cccccccc-truncated.json: not valid JSON" in lines[0]
     assert "Traceback" not in done.stderr
+
+
+def test_combinations_a_run_did_not_select_are_not_points(results: Path, load_benchmark, monkeypatch) -> None:
+    """asv writes NaN for the parameters a ``-b`` pattern left out: not failures, not points."""
+    path = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    before = read_file(path).values(catalogue.PROBE_CPU_OPS.name)
+    assert before == {("mish",): 0.0, ("mha_cross",): None}  # no pattern stored: NaN reads as failed
+    data = json.loads(path.read_text())
+    data["results"][catalogue.PROBE_CPU_OPS.name][3] = 2  # asv's started_at: this run wrote the row
+    with recording(results, Provenance(bench_pattern=r"track_cpu_ops\('mish'\)")):
+        path.write_text(json.dumps(data))
+    record = read_file(path)
+    assert record.sidecar.patterns == {catalogue.PROBE_CPU_OPS.name: r"track_cpu_ops\('mish'\)"}
+    assert record.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0}  # mha_cross was not run
+    # a row this run did not write keeps all its points
+    assert record.values(catalogue.PROBE_FAILED.name) == {("mish",): 0.0, ("mha_cross",): 1.0}

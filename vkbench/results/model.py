@@ -100,6 +100,14 @@ class BenchmarkResult:
             out.append(Point(self.name, combo, number, why))
         return out
 
+    def quoted_names(self) -> list[str]:
+        """``name(param, ...)`` per combination, as asv matches ``-b`` patterns against it."""
+        from itertools import product
+
+        if not self.params:
+            return [self.name]
+        return [f"{self.name}({', '.join(combo)})" for combo in product(*self.params)]
+
     def by_params(self) -> dict[Params, float | None]:
         return {p.params: p.value for p in self.points()}
 
@@ -150,6 +158,9 @@ class Sidecar:
     #: Wheel paths of the ``executorch`` files the run's lowerings read at this commit (imports),
     #: so a new import is seen against the class's input set (:mod:`vkbench.suite.fingerprint`).
     inputs: set[str] = field(default_factory=set)
+    #: Benchmark -> the ``-b`` pattern of the run that last wrote it: asv writes NaN for the
+    #: combinations the pattern left out, which are then not points (:meth:`ResultFile.points`).
+    patterns: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -176,13 +187,29 @@ class ResultFile:
         return self.sidecar.provenance.tier
 
     def values(self, benchmark: str) -> dict[Params, float | None]:
-        """``{params: value}`` of one benchmark (empty when the file does not hold it)."""
-        held = self.results.get(benchmark)
-        return held.by_params() if held else {}
+        """``{params: value}`` of one benchmark's recorded points (empty when the file does not hold it)."""
+        return {point.params: point.value for point in self.points(benchmark)}
 
     def points(self, benchmark: str) -> list[Point]:
+        """The benchmark's points that the run recording this file selected.
+
+        asv writes every combination of a benchmark's grid, and NaN for the ones a ``-b`` pattern
+        left out: those were not run, so they are not points (let alone failures). The pattern is
+        the one the sidecar stored for this benchmark (runs with different patterns accumulate in
+        one file); a benchmark without one keeps every point.
+        """
         held = self.results.get(benchmark)
-        return held.points(self.sidecar.failures) if held else []
+        if held is None:
+            return []
+        pattern = self.sidecar.patterns.get(benchmark)
+        points = held.points(self.sidecar.failures)
+        if not pattern:
+            return points
+        import re
+
+        names = held.quoted_names()
+        return [p for p, name in zip(points, names, strict=False)
+                if p.value is not None or re.search(pattern, name)]
 
     def failure(self, benchmark: str, params: Params) -> Failure | None:
         return self.sidecar.failures.get((benchmark, params))

@@ -47,6 +47,17 @@ def _state(root: Path) -> dict[Path, tuple[float, int]]:
     return {p: (p.stat().st_mtime, p.stat().st_size) for p in result_paths(root)}
 
 
+def _started(root: Path) -> dict[Path, dict[str, int | None]]:
+    """Per readable result file, when asv last started each of its benchmarks."""
+    out = {}
+    for path in result_paths(root):
+        try:
+            out[path] = {name: r.started_at for name, r in read_file(path).results.items()}
+        except ResultFileError:
+            continue
+    return out
+
+
 #: Paths that differ between runs of the same failure: temp dirs, asv's per-commit environments.
 _RUN_PATHS = ((re.compile(r"/tmp/tmp[\w-]+"), "<tmp>"),
               (re.compile(r"[^\s'\"]*/\.asv/env[^/]*/[0-9a-f]+/lib/python[\d.]+/site-packages/"),
@@ -127,7 +138,8 @@ def _matching[T: (WorkloadFailures, set[str])](log: dict[tuple[str, str], T], re
 def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provenance,
           log: dict[tuple[str, str], WorkloadFailures],
           per_file: Callable[[ResultFile], Provenance] | None = None,
-          reads: dict[tuple[str, str], set[str]] | None = None) -> list[Path]:
+          reads: dict[tuple[str, str], set[str]] | None = None,
+          started: dict[Path, dict[str, int | None]] | None = None) -> list[Path]:
     """Write the sidecar of every result file under ``root`` that changed since ``before``.
 
     ``per_file`` adds what depends on the file's commit (its release tag, the base wheel).
@@ -142,8 +154,11 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
             record = read_file(path)
         except ResultFileError:
             continue  # reported by whoever reads the directory; nothing to stamp
+        earlier = (started or {}).get(path, {})
+        written = {name: provenance.bench_pattern for name, result in record.results.items()
+                   if earlier.get(name, -1) != result.started_at}
         sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
-                      _matching(reads or {}, record, set()))
+                      _matching(reads or {}, record, set()), written)
         if per_file is not None:
             sidecar.merge(path, per_file(record))
         stamped.append(path)
@@ -166,13 +181,13 @@ def recording(root: Path, run_provenance: Provenance,
     in the sidecars only, so an interrupted run leaves no stray log behind.
     """
     root.mkdir(parents=True, exist_ok=True)
-    before = _state(root)
+    before, started = _state(root), _started(root)
     with tempfile.TemporaryDirectory(prefix="vkbench-failures-") as tmp:
         log = Path(tmp) / "failures.jsonl"
         try:
             yield {**os.environ, "VKBENCH_FAILURE_LOG": str(log)}
         finally:
-            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log))
+            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log), started)
 
 
 def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:

@@ -40,14 +40,16 @@ def from_json(data: dict[str, Any]) -> Sidecar:
                 Failure(str(f.get("stage") or ""), str(f.get("error") or ""))
                 for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
     inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
-    return Sidecar(provenance, failures, inputs)
+    patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
+    return Sidecar(provenance, failures, inputs, patterns)
 
 
 def to_json(record: Sidecar) -> dict[str, Any]:
     return {"vkbench_sidecar": SCHEMA, "provenance": record.provenance.to_json(),
             "failures": [{"benchmark": name, "params": list(params), **failure.to_json()}
                          for (name, params), failure in sorted(record.failures.items())],
-            **({"inputs": sorted(record.inputs)} if record.inputs else {})}
+            **({"inputs": sorted(record.inputs)} if record.inputs else {}),
+            **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {})}
 
 
 def read(result_path: Path) -> Sidecar:
@@ -63,11 +65,17 @@ def read(result_path: Path) -> Sidecar:
 
 
 def merge(result_path: Path, provenance: Provenance | None = None,
-          failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = ()) -> Path:
+          failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = (),
+          patterns: dict[str, str | None] | None = None) -> Path:
     """Add to a result file's sidecar: set the given provenance fields, add or replace failures,
-    add to the files read."""
+    add to the files read, set each written benchmark's ``-b`` pattern (None: the run selected all)."""
     record = read(result_path)
     record.inputs |= set(inputs)
+    for benchmark, pattern in (patterns or {}).items():
+        if pattern:
+            record.patterns[benchmark] = pattern
+        else:
+            record.patterns.pop(benchmark, None)
     if provenance is not None:
         for key, value in provenance.to_json().items():
             setattr(record.provenance, key, value)
@@ -101,5 +109,6 @@ def move(source: Path, target: Path) -> None:
             setattr(kept.provenance, key, value)
     kept.failures = {**moved.failures, **kept.failures}
     kept.inputs |= moved.inputs
+    kept.patterns = {**moved.patterns, **kept.patterns}
     path_for(target).write_text(json.dumps(to_json(kept), indent=1, sort_keys=True) + "\n")
     old.unlink()
