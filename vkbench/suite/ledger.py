@@ -182,13 +182,13 @@ def ensure_installed_release() -> Release:
     return next(r for r in ordered if r.version == version)
 
 
-def write_ledger_config(results_dir: Path = RESULTS_DIR) -> Path:
+def write_ledger_config(results_dir: Path | None = None) -> Path:
     """asv.conf.json, pointed at the ledger and at ``results_dir`` (results/releases)."""
     from asv.util import load_json  # asv.conf.json may hold // comments
 
     config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     config.update(
-        repo=str(LEDGER_REPO), branches=["main"], results_dir=str(results_dir),
+        repo=str(LEDGER_REPO), branches=["main"], results_dir=str(results_dir or RESULTS_DIR),
         html_dir=str(ROOT / "html" / "releases"), benchmark_dir=str(ROOT / "benchmarks"),
         env_dir=str(ROOT / ".asv" / "env"),
     )
