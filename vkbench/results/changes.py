@@ -62,6 +62,9 @@ class Change:
     reason_after: str = ""
     repro: str = ""
     line: str = "main"
+    #: One side was written by a run before vkbench stored provenance, the other after: the suite
+    #: itself may have changed in between (a workload rebuilt, a retry added), not ExecuTorch.
+    suite_may_differ: bool = False
 
     @property
     def fails(self) -> bool:
@@ -169,7 +172,8 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
     return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
                   cause.subject if cause and exact else "", cause.pr if cause and exact else None,
                   list(cause.changed) if cause and exact else [], before[1], after[1],
-                  _repro(bench.name, param, base, commit), line)
+                  _repro(bench.name, param, base, commit), line,
+                  previous.stamped(bench.name) != current.stamped(bench.name))
 
 
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
@@ -216,7 +220,8 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
                                              exact))
                     last[param] = (current, point)
     timings = {b.name for b in TIMINGS}
-    rows.sort(key=lambda r: (not r.regression, r.benchmark in timings, r.line != "main", r.benchmark, r.param))
+    rows.sort(key=lambda r: (not r.regression, r.suite_may_differ, r.benchmark in timings, r.line != "main",
+                             r.benchmark, r.param))
     return Changes(commits_measured_as(found, classes), rows)
 
 

@@ -158,8 +158,9 @@ class Sidecar:
     #: Wheel paths of the ``executorch`` files the run's lowerings read at this commit (imports),
     #: so a new import is seen against the class's input set (:mod:`vkbench.suite.fingerprint`).
     inputs: set[str] = field(default_factory=set)
-    #: Benchmark -> the ``-b`` pattern of the run that last wrote it: asv writes NaN for the
-    #: combinations the pattern left out, which are then not points (:meth:`ResultFile.points`).
+    #: Benchmark -> the ``-b`` pattern of the run that last wrote it ("" for all): asv writes NaN for
+    #: the combinations the pattern left out, which are then not points (:meth:`ResultFile.points`).
+    #: A benchmark absent here was written before vkbench stored what its runs were.
     patterns: dict[str, str] = field(default_factory=dict)
 
 
@@ -210,6 +211,10 @@ class ResultFile:
         names = held.quoted_names()
         return [p for p, name in zip(points, names, strict=False)
                 if p.value is not None or re.search(pattern, name)]
+
+    def stamped(self, benchmark: str) -> bool:
+        """Whether a run that stored its provenance wrote this benchmark (an older vkbench did not)."""
+        return benchmark in self.sidecar.patterns
 
     def failure(self, benchmark: str, params: Params) -> Failure | None:
         return self.sidecar.failures.get((benchmark, params))

@@ -68,14 +68,11 @@ def merge(result_path: Path, provenance: Provenance | None = None,
           failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = (),
           patterns: dict[str, str | None] | None = None) -> Path:
     """Add to a result file's sidecar: set the given provenance fields, add or replace failures,
-    add to the files read, set each written benchmark's ``-b`` pattern (None: the run selected all)."""
+    add to the files read, set each written benchmark's ``-b`` pattern (None or "": the run selected all)."""
     record = read(result_path)
     record.inputs |= set(inputs)
     for benchmark, pattern in (patterns or {}).items():
-        if pattern:
-            record.patterns[benchmark] = pattern
-        else:
-            record.patterns.pop(benchmark, None)
+        record.patterns[benchmark] = pattern or ""  # "": the run selected every combination
     if provenance is not None:
         for key, value in provenance.to_json().items():
             setattr(record.provenance, key, value)

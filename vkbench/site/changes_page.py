@@ -40,7 +40,10 @@ def _change_row(change: Change) -> str:
     subject = change.subject if change.pr is None or f"#{change.pr}" in change.subject else \
         f"#{change.pr} {change.subject}"
     files = ", ".join(change.files[:4]) + (f" (+{len(change.files) - 4})" if len(change.files) > 4 else "")
-    return (f"<tr class='{kind}'>{_cell(kind)}{_cell(change.benchmark.split('.', 1)[1])}{_cell(change.param)}"
+    if change.suite_may_differ:
+        kind += " (suite may differ)"
+    return (f"<tr class='{kind.split()[0]}'>{_cell(kind)}{_cell(change.benchmark.split('.', 1)[1])}"
+            f"{_cell(change.param)}"
             f"{_cell(f'{change.before} → {change.after}')}<td>{where}<br><small>{html.escape(subject)}"
             f"</small></td>{_cell(files or '-')}{_cell(change.reason_before or '-')}"
             f"{_cell(change.reason_after or '-')}<td><code>{html.escape(change.repro)}</code></td></tr>")

@@ -343,7 +343,8 @@ def load_upstream(results_root: Path) -> Upstream:
     classes_file = results_root / "history" / "classes-gate.json"
     steps = changes(found, Classes.read(classes_file) if classes_file.is_file() else None).changes
     charted = {cpu.name for _, cpu, _, _ in HISTORY_TRACKS}  # the CPU-op counts the charts draw
-    counted = [c for c in steps if c.benchmark in charted or c.benchmark == catalogue.PROBE_FAILED.name]
+    counted = [c for c in steps if (c.benchmark in charted or c.benchmark == catalogue.PROBE_FAILED.name)
+               and not c.suite_may_differ]  # the headline names ExecuTorch's steps, not the suite's
     return Upstream(commits, recorded, {**ledger_versions(results_root), **tags}, counted)
 
 
