@@ -334,7 +334,9 @@ def load_upstream(results_root: Path) -> Upstream:
             for point in f.points(failed.name):  # a failure recorded as a value (ProbeFailure)
                 chart = charts.get((kind, point.params[0]))
                 if chart is not None and point.value:
-                    chart.failures.setdefault(line, {}).setdefault(index[f.commit], "lowering failed")
+                    why = f.failure(failed.name, point.params)  # stored with the failure's value
+                    reason = f"{why.stage}: {why.error}" if why else "lowering failed (no reason stored)"
+                    chart.failures.setdefault(line, {}).setdefault(index[f.commit], reason)
     series = sorted(charts.values(), key=lambda s: (s.kind != "probe", s.name))
     recorded = [s for s in series if any(v is not None for values in s.cpu_ops.values() for v in values)
                 or s.failures]
