@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, result_paths
@@ -75,20 +76,30 @@ def normalize_error(stage: str, error: str) -> str:
     return line
 
 
-def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
-    """``(commit, env) -> (kind, workload) -> Failure`` from a failure log; bad lines are skipped."""
-    found: dict[tuple[str, str], WorkloadFailures] = {}
+def _log_items(path: Path) -> Iterator[dict[str, Any]]:
+    """The log's JSON lines, each an object; lines that are not (a killed writer) are skipped."""
     if not path.is_file():
-        return found
+        return
     for line in path.read_text(errors="replace").splitlines():
         try:
             item = json.loads(line)
-            if item.get("kind") == INPUTS_KIND:
-                continue
-            key = (str(item["commit"]), str(item["env"]))
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            yield item
+
+
+def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
+    """``(commit, env) -> (kind, workload) -> Failure`` from a failure log; bad lines are skipped."""
+    found: dict[tuple[str, str], WorkloadFailures] = {}
+    for item in _log_items(path):
+        if item.get("kind") == INPUTS_KIND:
+            continue
+        try:
             failure = Failure(str(item["stage"]), normalize_error(str(item["stage"]), str(item["error"])))
+            key = (str(item["commit"]), str(item["env"]))
             found.setdefault(key, {})[(str(item["kind"]), str(item["workload"]))] = failure
-        except (ValueError, KeyError, TypeError):
+        except KeyError:
             continue
     return found
 
@@ -96,16 +107,10 @@ def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
 def read_inputs_log(path: Path) -> dict[tuple[str, str], set[str]]:
     """``(commit, env) -> wheel paths read`` from the same log (lines of kind ``inputs``)."""
     found: dict[tuple[str, str], set[str]] = {}
-    if not path.is_file():
-        return found
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            item = json.loads(line)
-            if item.get("kind") == INPUTS_KIND:
-                key = (str(item["commit"]), str(item["env"]))
-                found.setdefault(key, set()).update(map(str, item["files"]))
-        except (ValueError, KeyError, TypeError):
-            continue
+    for item in _log_items(path):
+        if item.get("kind") == INPUTS_KIND and isinstance(item.get("files"), list):
+            key = (str(item.get("commit", "")), str(item.get("env", "")))
+            found.setdefault(key, set()).update(map(str, item["files"]))
     return found
 
 

@@ -15,7 +15,6 @@ commit it was measured as, without the mirror.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vkbench.suite.fingerprint import Fingerprint, Inputs, fingerprints
+from vkbench.suite.fingerprint import Fingerprint, Inputs, fingerprints, read_document, write_document
 
 SCHEMA = 1
 
@@ -79,15 +78,10 @@ class Classes:
 
     @classmethod
     def read(cls, path: Path) -> Classes:
-        try:
-            return cls.from_json(json.loads(Path(path).read_text()))
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"{path}: {error}") from None
+        return read_document(path, cls.from_json)
 
     def write(self, path: Path) -> Path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
-        return Path(path)
+        return write_document(path, self.to_json())
 
 
 def first_parent(git_dir: Path, revision_range: str) -> list[str]:

@@ -66,15 +66,24 @@ class Inputs:
 
     @classmethod
     def read(cls, path: Path) -> Inputs:
-        try:
-            return cls.from_json(json.loads(Path(path).read_text()))
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"{path}: {error}") from None
+        return read_document(path, cls.from_json)
 
     def write(self, path: Path) -> Path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
-        return Path(path)
+        return write_document(path, self.to_json())
+
+
+def read_document[T](path: Path, parse: Callable[[dict[str, Any]], T]) -> T:
+    """A versioned JSON document of ``results/history/``; ``ValueError`` names the file and the fault."""
+    try:
+        return parse(json.loads(Path(path).read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def write_document(path: Path, data: dict[str, Any]) -> Path:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return Path(path)
 
 
 def package_root() -> Path:
