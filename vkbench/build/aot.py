@@ -135,6 +135,12 @@ def nearest_release(version: str | None, releases: Sequence[str]) -> str:
     return older[-1]
 
 
+def base_chooser(wheelhouse: Path | None = None) -> Callable[[str | None], str]:
+    """``version.txt`` -> the base release the build picks, over one listing of the index's releases."""
+    releases = available_releases(wheelhouse or default_wheelhouse())
+    return lambda version: nearest_release(version, releases)
+
+
 def index_url() -> str:
     """The simple-index page of ``executorch`` that pip would download from."""
     base = settings.text("VKBENCH_AOT_INDEX") or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX

@@ -116,14 +116,8 @@ def _inputs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _base_for():  # noqa: ANN202 - Callable[[str | None], str]
-    from vkbench.build.aot import available_releases, default_wheelhouse, nearest_release
-
-    releases = available_releases(default_wheelhouse())
-    return lambda version: nearest_release(version, releases)
-
-
 def _classes(args: argparse.Namespace) -> int:
+    from vkbench.build.aot import base_chooser
     from vkbench.results.asv_files import read_dir
     from vkbench.suite.classes import classify
     from vkbench.suite.fingerprint import Inputs, widen
@@ -137,7 +131,7 @@ def _classes(args: argparse.Namespace) -> int:
             for commit, files in added.items():
                 print(f"{commit[:8]} read {len(files)} files outside the set (e.g. {files[0]}); "
                       "widened it", file=sys.stderr)
-        found = classify(git_dir(args.mirror), args.range, inputs, _base_for())
+        found = classify(git_dir(args.mirror), args.range, inputs, base_chooser())
     except (ValueError, RuntimeError) as error:
         raise UsageError(str(error)) from None
     path = found.write(args.out or classes_path(args.workloads))

@@ -361,12 +361,11 @@ def probe_history(probe: str, results_root: Path = RESULTS_ROOT) -> list[History
     Main commits go in the order of their classes (``results/history/classes-gate.json``: asv's
     commit dates are not first-parent order), release results by date among them.
     """
-    from vkbench.suite.classes import Classes
+    from vkbench.suite.classes import stored
 
     releases = _release_labels(results_root)
-    classes_file = results_root / "history" / "classes-gate.json"
-    position = {c: i for i, k in enumerate(Classes.read(classes_file).classes) for c in k.commits} \
-        if classes_file.is_file() else {}
+    classes = stored(results_root)
+    position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
     dated: dict[str, tuple[int, int, HistoryPoint]] = {}
     for folder in ("upstream", "releases"):
         for record in read_dir(results_root / folder).files:

@@ -101,7 +101,6 @@ def _reason(failure: Failure | None) -> str:
 def lines(found: ResultSet, classes: Classes | None) -> dict[str, list[ResultFile]]:
     """Recorded files per line of history, each in its line's order (one file per commit)."""
     position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
-    order = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
     within = {c: j for k in (classes.classes if classes else []) for j, c in enumerate(k.commits)}
     by_commit: dict[str, list[ResultFile]] = {}
     for f in found.files:
@@ -115,7 +114,7 @@ def lines(found: ResultSet, classes: Classes | None) -> dict[str, list[ResultFil
             out["releases"].append(merged)
         else:
             out["other"].append(merged)
-    out["main"].sort(key=lambda f: (order[f.commit], within[f.commit]))
+    out["main"].sort(key=lambda f: (position[f.commit], within[f.commit]))
     out["releases"].sort(key=lambda f: tuple(int(x) for x in re.findall(r"\d+", f.sidecar.provenance.release
                                                                         or "")))
     out["other"].sort(key=lambda f: f.date)

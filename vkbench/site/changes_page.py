@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 
 from vkbench.results.changes import Change, Changes
-from vkbench.suite.classes import Classes
+from vkbench.suite.classes import Classes, stored
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
          "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em;width:100%;table-layout:fixed}"
@@ -98,8 +98,7 @@ def write_from_results(html_root: Path, results_root: Path) -> int:
     from vkbench.results.asv_files import read_dir
     from vkbench.results.changes import changes
 
-    path = results_root / "history" / "classes-gate.json"
-    classes = Classes.read(path) if path.is_file() else None
+    classes = stored(results_root)
     table = changes(read_dir(results_root / "upstream"), classes)
     write(html_root, table, classes)
     return len(table.changes)

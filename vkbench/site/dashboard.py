@@ -44,7 +44,7 @@ from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import Change, changes
 from vkbench.results.model import ResultSet, finite
 from vkbench.suite import catalogue
-from vkbench.suite.classes import Classes
+from vkbench.suite.classes import stored
 
 PARTITION_TIME = catalogue.PARTITION_TIME.name
 PARTITION_PHASES = catalogue.PARTITION_PHASES.name
@@ -342,8 +342,7 @@ def load_upstream(results_root: Path) -> Upstream:
                 or s.failures]
     tags = {f.commit[:8]: str(f.sidecar.provenance.release).lstrip("v") for f in files
             if f.sidecar.provenance.release}
-    classes_file = results_root / "history" / "classes-gate.json"
-    steps = changes(found, Classes.read(classes_file) if classes_file.is_file() else None).changes
+    steps = changes(found, stored(results_root)).changes
     charted = {cpu.name for _, cpu, _, _ in HISTORY_TRACKS}  # the CPU-op counts the charts draw
     counted = [c for c in steps if (c.benchmark in charted or c.benchmark == catalogue.PROBE_FAILED.name)
                and not c.suite_may_differ]  # the headline names ExecuTorch's steps, not the suite's

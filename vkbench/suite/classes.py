@@ -84,6 +84,12 @@ class Classes:
         return write_document(path, self.to_json())
 
 
+def stored(results_root: Path, workloads: str = "gate") -> Classes | None:
+    """The classes committed under ``results_root/history/`` (None before any were computed)."""
+    path = Path(results_root) / "history" / f"classes-{workloads}.json"
+    return Classes.read(path) if path.is_file() else None
+
+
 def first_parent(git_dir: Path, revision_range: str) -> list[str]:
     """Full hashes of ``revision_range``'s first-parent commits, oldest first."""
     done = subprocess.run(["git", f"--git-dir={git_dir}", "rev-list", "--first-parent", "--reverse",

@@ -340,11 +340,11 @@ def release_tag(gdir: Path, commit: str) -> str | None:
 
 def commit_provenance(gdir: Path, commit: str) -> Provenance:
     """What the mirror says of a recorded commit: its release tag and the aot base wheel it ran on."""
-    from vkbench.build.aot import AotError, available_releases, default_wheelhouse, nearest_release
+    from vkbench.build.aot import AotError, base_chooser
 
     version = _git(gdir, "show", f"{commit}:version.txt").decode().strip() if commit else None
     try:
-        base = nearest_release(version, available_releases(default_wheelhouse()))
+        base = base_chooser()(version)
     except AotError:
         base = None
     return Provenance(release=release_tag(gdir, commit), base_wheel=base)
