@@ -344,7 +344,7 @@ def test_measure_runs_the_in_process_runner_last_and_reports_progress(monkeypatc
             loaded()
             raise runners.RunFailed("execute", "boom")
 
-    monkeypatch.setattr(measure, "prepare", lambda workload, backends: bundle)
+    monkeypatch.setattr(measure, "prepare", lambda workload, backends, **_: bundle)
     monkeypatch.setattr(measure, "runner", Fake)
     outcomes = measure.measure(ENTRY, ["vulkan"], ["python", "native"], progress=progress.append)
     assert ran == ["native", "python"]

@@ -343,6 +343,31 @@ def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept
     assert _cells(row)[1] == "blocked@to_edge by aten.bucketize.Tensor; lowered with it on the CPU"
 
 
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_it(use_cache, tmp_path,
+                                                                                     monkeypatch):
+    """smolvla/prefix in miniature: bucketize (not Core ATen) and a data-dependent size. Lowering the
+    same ExportedProgram again fails on the unbacked symbols the first to_edge left pending
+    (PendingUnbackedSymbolNotFound, ExecuTorch's bug row); the retry lowers a fresh export instead."""
+    from vkbench.core.lowering import export_program, lower_allowing_non_core
+    from vkbench.workloads.graphs import Fn
+    from vkbench.workloads.policies.registry import Entry
+    from vkbench.workloads.policies.survey import survey_entry
+
+    monkeypatch.setenv("VKBENCH_CACHE", str(tmp_path))
+    boundaries = torch.tensor([-1.0, 0.0, 1.0])
+
+    def build():
+        return Fn(lambda t: torch.nonzero(t > 0).sum() + t + torch.bucketize(t, boundaries)), (torch.randn(8),)
+
+    reused = lower_allowing_non_core(None, (), exported=export_program(*build()), to_executorch=False)
+    assert reused[0] is None and "Pending unbacked symbols" in reused[2].last_error.first_line
+    row = survey_entry(Entry("probe/unbacked_bucketize", "probe", "nonzero + bucketize", build),
+                       to_executorch=False, use_cache=use_cache)
+    assert row.lowered and row.allowed_on_cpu == ["aten.bucketize.Tensor"]
+    assert "aten.bucketize.Tensor" in row.coverage["cpu_ops"]
+
+
 def test_a_row_still_blocked_after_letting_ops_through_keeps_the_default_blocker_and_says_what_came_next():
     from vkbench.workloads.policies import Row
     from vkbench.workloads.policies.survey import _cells

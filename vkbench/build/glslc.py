@@ -161,7 +161,7 @@ def _write_wrapper(cache: Path) -> Path:
 
 def install(cache: Path | None = None) -> Path:
     """Download and unpack trixie's glslc into ``cache`` (:func:`default_cache`); return the wrapper."""
-    cache = cache or default_cache()
+    cache = Path(cache or default_cache()).resolve()  # apt reads relative Dir:: paths under /etc/apt
     cache.mkdir(parents=True, exist_ok=True)
     apt_dir = cache / "apt"
     for sub in ("lists/partial", "cache/archives/partial"):

@@ -3,7 +3,8 @@
 ``results`` (the default) tabulates the committed asv runtime results and
 ``ladder`` their policy ladder;
 ``run`` measures workloads with runners (the ladder: lowered, loads, runs,
-matches); ``limit`` searches the step limit; ``export`` saves bundles for a
+matches); ``culprit`` narrows a runtime failure or a wrong output to the
+delegated op types that cause it; ``limit`` searches the step limit; ``export`` saves bundles for a
 machine that can only run the C++ runner; ``build-runner`` compiles that runner.
 """
 
@@ -59,6 +60,19 @@ def add_parser(sub: Subparsers) -> None:
     limit.add_argument("--start", type=int, help="default: $VKBENCH_STEP_START")
     limit.add_argument("--resolution", type=int, default=1, help="stop bisecting at this bracket width")
     limit.set_defaults(run=_limit)
+
+    culprit = actions.add_parser("culprit", help="which delegated op types make a workload fail or "
+                                                 "diverge on Vulkan: lower again with subsets, run each")
+    culprit.add_argument("workload", help="many/<n>, probe/<name> or a policy entry")
+    symptom = culprit.add_mutually_exclusive_group(required=True)
+    symptom.add_argument("--fails", metavar="PATTERN",
+                         help="a load/execute failure whose line matches this regular expression")
+    symptom.add_argument("--diverges", action="store_true", help="output SNR against eager below --min-snr")
+    culprit.add_argument("--min-snr", type=float, default=40.0, help="dB (default 40)")
+    culprit.add_argument("--runner", choices=list(RUNNERS), default="python")
+    culprit.add_argument("--out", type=Path, help="also write the answer's JSON there")
+    culprit.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    culprit.set_defaults(run=_culprit)
 
     export = actions.add_parser("export", help="save bundles (programs, inputs, eager outputs) for the "
                                                "C++ runner elsewhere (VKBENCH_BUNDLES there)")
@@ -134,6 +148,33 @@ def run(workloads: list[str], backends: list[str], runners: list[str], *, in_pro
     else:
         print(tables.draw(markdown)(LADDER_HEADERS, ladder_rows(outcomes)))
     return 0
+
+
+def _culprit(args: argparse.Namespace) -> int:
+    """Print each trial on stderr and the op types found; exit 1 when the symptom did not show."""
+    from vkbench.execution.culprit import Symptom, Trial, find
+
+    symptom = Symptom("diverges", min_snr_db=args.min_snr) if args.diverges else Symptom("fails", args.fails)
+
+    def progress(trial: Trial) -> None:
+        seen = "shows it" if trial.shown else "clean"
+        detail = f"{trial.stage}: {trial.error[:100]}" if trial.stage else f"SNR {trial.snr_db}"
+        print(f"  {len(trial.delegated):3d} op types delegated -> {seen} ({detail}; {trial.seconds} s)",
+              file=sys.stderr, flush=True)
+
+    answer = find(args.workload, symptom, runner=args.runner, progress=progress)
+    document = json.dumps(answer.to_json(), indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(document + "\n")
+    if args.json:
+        print(document)
+    elif answer.culprit:
+        print(f"{args.workload}: {', '.join(answer.culprit)} "
+              f"({len(answer.trials)} lowerings, {answer.seconds} s)")
+    else:
+        print(f"{args.workload}: not reproduced with all {len(answer.op_types)} op types delegated")
+    return 0 if answer.culprit else 1
 
 
 def _limit(args: argparse.Namespace) -> int:

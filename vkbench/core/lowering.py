@@ -19,10 +19,11 @@ standard tier's full lowering checks that preprocess really succeeds.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -118,6 +119,8 @@ class Coverage:
     partition_only: bool = False
     #: Unique operator types among the compute nodes, delegated or not (pytorch/executorch#12495).
     op_types_total: int = 0
+    #: Delegated compute nodes per operator type.
+    delegated_ops: dict[str, int] = field(default_factory=dict)
 
     @property
     def cpu_percent(self) -> float:
@@ -162,16 +165,31 @@ def export_program(module: torch.nn.Module, example_inputs: Sequence[Any]) -> An
         raise LoweringError("export", error) from error
 
 
-def make_partitioner(options: dict[str, Any] | None = None) -> Any:
-    """A ``VulkanPartitioner`` with ``options`` as its compile options."""
+def edge_op(name: str) -> Any:
+    """The edge-dialect operator of a name the counts use (``aten.add.Tensor``)."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    return functools.reduce(getattr, name.split("."), exir_ops.edge)
+
+
+def make_partitioner(options: dict[str, Any] | None = None,
+                     delegate_only: Collection[str] | None = None) -> Any:
+    """A ``VulkanPartitioner`` with ``options`` as its compile options.
+
+    ``delegate_only`` (op names) becomes its ``operator_allowlist``: only those
+    operator types may be delegated (:mod:`vkbench.execution.culprit` narrows
+    a runtime failure down to them).
+    """
     module = require(_vk_partitioner)
-    return module.VulkanPartitioner(dict(options) if options else None)
+    allowlist = None if delegate_only is None else [edge_op(name) for name in delegate_only]
+    return module.VulkanPartitioner(dict(options) if options else None, operator_allowlist=allowlist)
 
 
-def _partitioners(backend: str, options: dict[str, Any] | None) -> list[Any]:
+def _partitioners(backend: str, options: dict[str, Any] | None,
+                  delegate_only: Collection[str] | None = None) -> list[Any]:
     """The partitioner list ``to_edge_transform_and_lower`` gets for ``backend``."""
     if backend == "vulkan":
-        return [make_partitioner(options)]
+        return [make_partitioner(options, delegate_only)]
     if backend == "xnnpack":
         return [require(_xnn_partitioner).XnnpackPartitioner(**(options or {}))]
     return []
@@ -267,10 +285,9 @@ def _instrumented(
         yield
 
 
-def _delegated_nodes(graph_module: torch.fx.GraphModule) -> tuple[int, set[str]]:
-    """Compute nodes inside the lowered Vulkan modules of ``graph_module``, and their op types."""
-    count = 0
-    names: set[str] = set()
+def _delegated_nodes(graph_module: torch.fx.GraphModule) -> Counter[str]:
+    """Compute nodes inside the lowered Vulkan modules of ``graph_module``, per op type."""
+    names: Counter[str] = Counter()
     for node in graph_module.graph.nodes:
         if node.op != "get_attr":
             continue
@@ -281,9 +298,8 @@ def _delegated_nodes(graph_module: torch.fx.GraphModule) -> tuple[int, set[str]]
         inner = original.graph_module if hasattr(original, "graph_module") else original
         for n in inner.graph.nodes:
             if n.op == "call_function" and op_name(n.target) not in _NOT_COMPUTE:
-                count += 1
-                names.add(op_name(n.target))
-    return count, names
+                names[op_name(n.target)] += 1
+    return names
 
 
 def _count(
@@ -311,9 +327,10 @@ def _count(
             record.cpu_nodes.append(CpuNode(node.name, name, why))
     record.cpu_ops = dict(sorted(cpu_ops.items()))
     record.nodes_cpu = sum(cpu_ops.values())
-    record.nodes_delegated, delegated_ops = _delegated_nodes(graph_module)
+    record.delegated_ops = dict(sorted(_delegated_nodes(graph_module).items()))
+    record.nodes_delegated = sum(record.delegated_ops.values())
     record.nodes_total = record.nodes_cpu + record.nodes_delegated
-    record.op_types_total = len(delegated_ops | set(cpu_ops))
+    record.op_types_total = len(set(record.delegated_ops) | set(cpu_ops))
 
 
 def lower(
@@ -327,6 +344,7 @@ def lower(
     backend: str = "vulkan",
     partition_only: bool = False,
     allow_on_cpu: Sequence[str] = (),
+    delegate_only: Collection[str] | None = None,
 ) -> tuple[Coverage, Any]:
     """Lower ``module`` with the Vulkan partitioner and describe the result.
 
@@ -349,11 +367,14 @@ def lower(
     ``allow_on_cpu`` names ops outside the Core ATen opset (``aten.multinomial.default``)
     that ``to_edge`` should let through, as a user would with ExecuTorch's
     ``EdgeCompileConfig(_core_aten_ops_exception_list=...)``; they stay on the CPU.
+    ``delegate_only`` (Vulkan only) names the operator types the partitioner may take.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
     if backend == "portable" and partitioner_options:
         raise ValueError("the portable backend has no partitioner to take partitioner_options")
+    if delegate_only is not None and backend != "vulkan":
+        raise ValueError("delegate_only is the Vulkan partitioner's operator allowlist")
     if partition_only and (backend == "portable" or to_executorch or keep_program):
         raise ValueError("partition_only needs a partitioner and makes no program (to_executorch=False)")
     exir = require(_exir)
@@ -385,7 +406,7 @@ def lower(
                     edge = exir.to_edge(exported, compile_config=config)
                 else:
                     edge = exir.to_edge_transform_and_lower(
-                        exported, partitioner=_partitioners(backend, partitioner_options),
+                        exported, partitioner=_partitioners(backend, partitioner_options, delegate_only),
                         compile_config=config,
                     )
             except Exception as error:
@@ -430,18 +451,29 @@ class NonCoreRetry:
 
 
 def lower_allowing_non_core(
-    module: torch.nn.Module | None, example_inputs: Sequence[Any], **options: Any
+    module: torch.nn.Module | None, example_inputs: Sequence[Any], *,
+    reexport: Callable[[], Any] | None = None, **options: Any
 ) -> tuple[Coverage | None, Any, NonCoreRetry]:
     """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
 
     That is what a user does with ExecuTorch's edge compile config, and then
-    the rest of the graph gets its answer. Export once (pass ``exported=``),
-    since each retry lowers again. Returns ``(coverage or None, program or None,
-    retry)``; other lowering errors end the retries.
+    the rest of the graph gets its answer. Returns ``(coverage or None,
+    program or None, retry)``; other lowering errors end the retries.
+
+    Every retry lowers a program of its own: ``reexport()`` when given, else
+    a fresh export of ``module``. A second ``to_edge`` of one
+    ``ExportedProgram`` can fail on the unbacked symbols the first left
+    pending on its shape env (``PendingUnbackedSymbolNotFound``; bug row
+    ``to_edge_pending_unbacked_retry``), which is ExecuTorch's to fix and not
+    the policy's blocker. Without either, retries reuse ``exported=``.
     """
     allowed: list[str] = []
     default_error: LoweringError | None = None
     while True:
+        if allowed and reexport is not None:
+            options["exported"] = reexport()
+        elif allowed and module is not None:
+            options.pop("exported", None)  # lower() exports module again
         try:
             coverage, program = lower(module, example_inputs, allow_on_cpu=allowed, **options)
             return coverage, program, NonCoreRetry(allowed, default_error, None)

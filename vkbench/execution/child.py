@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workload")
     parser.add_argument("--runner", nargs="+", choices=list(RUNNERS), default=["python"])
     parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
+    parser.add_argument("--delegate-only", default=None,
+                        help="comma-separated op types the Vulkan partitioner may take (empty: none)")
     args = parser.parse_args(argv)
     logging.disable(logging.INFO)
     report = sys.stdout
@@ -34,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         def line(outcome: Outcome) -> None:
             print(json.dumps(outcome.to_json()), file=report, flush=True)
 
-        measure(args.workload, args.backend, args.runner, report=line, progress=line)
+        only = None if args.delegate_only is None else [op for op in args.delegate_only.split(",") if op]
+        measure(args.workload, args.backend, args.runner, report=line, progress=line, delegate_only=only)
     return 0
 
 

@@ -94,13 +94,15 @@ def measure(
     *,
     report: Callable[[Outcome], None] | None = None,
     progress: Callable[[Outcome], None] | None = None,
+    delegate_only: Sequence[str] | None = None,
 ) -> list[Outcome]:
     """Prepare ``workload`` once and execute it for each backend with each runner; never raises.
 
     Combinations the runner cannot execute here are not lowered (their
     outcome is a ``runtime`` failure with the reason), so a machine without a
     Vulkan runtime spends no time on them. ``report`` gets each outcome as it
-    finishes, ``progress`` each one still running (:func:`execute`). Runners that work in this
+    finishes, ``progress`` each one still running (:func:`execute`); ``delegate_only``
+    goes to :func:`~vkbench.execution.bundle.prepare`. Runners that work in this
     process run last, since an abort there ends it. Outcomes come back backend-major:
     ``[(b, r) for b in backends for r in runners]``.
     """
@@ -110,7 +112,7 @@ def measure(
             report(outcome)
     live = [b for b in backends if any((b, r) not in outcomes for r in runners)]
     if live:
-        bundle = prepare(workload, live)
+        bundle = prepare(workload, live, delegate_only=delegate_only)
         for runner_name in sorted(runners, key=lambda name: runner(name).in_process):
             for backend in live:
                 if (backend, runner_name) not in outcomes:
@@ -131,7 +133,8 @@ def child_env() -> dict[str, str]:
 
 
 def measure_isolated(
-    workload: str, backends: Sequence[str], runners: Sequence[str], *, timeout: float | None = None
+    workload: str, backends: Sequence[str], runners: Sequence[str], *, timeout: float | None = None,
+    delegate_only: Sequence[str] | None = None,
 ) -> list[Outcome]:
     """:func:`measure` in a child process: an abort or a hang becomes a failed outcome.
 
@@ -142,6 +145,8 @@ def measure_isolated(
     """
     command = [sys.executable, "-m", "vkbench.execution.child", workload, "--runner", *runners,
                "--backend", *backends]
+    if delegate_only is not None:
+        command += ["--delegate-only", ",".join(delegate_only)]
     timeout = settings.number("VKBENCH_RUN_TIMEOUT") if timeout is None else timeout
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env())

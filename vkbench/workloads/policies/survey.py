@@ -123,7 +123,8 @@ def survey_entry(
                 save_exported(entry.name, exported)
         try:
             coverage, _, retry = lower_allowing_non_core(
-                None, (), exported=exported, to_executorch=to_executorch and not partition_only,
+                None, (), exported=exported, reexport=_fresh_export(entry, use_cache),
+                to_executorch=to_executorch and not partition_only,
                 partition_only=partition_only)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
             return _blocked(entry, "lower", error, start)
@@ -141,6 +142,18 @@ def survey_entry(
         notes=entry.notes, slow=entry.slow, seconds=round(time.perf_counter() - start, 2),
         allowed_on_cpu=retry.allowed, default_blocker=str(retry.default_error) if retry.default_error else "",
     )
+
+
+def _fresh_export(entry: Entry, use_cache: bool) -> Callable[[], Any]:
+    """A new ExportedProgram of ``entry`` per call: each non-Core-ATen retry lowers its own."""
+    def fresh() -> Any:
+        cached = load_exported(entry.name) if use_cache else None
+        if cached is not None:
+            return cached
+        module, inputs = entry.build()
+        return export_program(module, inputs)
+
+    return fresh
 
 
 def survey(
