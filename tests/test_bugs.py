@@ -18,6 +18,7 @@ import pytest
 
 from vkbench.results import bugs
 from vkbench.results.bugs import RUNTIME_STAGES, UPSTREAM, BugRow, HistoryPoint, bug_rows, history_range
+from vkbench.results.repro_runs import docstring_line, needs_vulkan
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
@@ -43,9 +44,9 @@ def _docstring(path: Path) -> str:
 
 
 def _expected(path: Path, key: str = "Expected") -> str:
-    match = re.search(rf"^{key}: (.+)$", _docstring(path), re.M)
-    assert match, f"{path.name}: no '{key}:' line in its docstring"
-    return match.group(1).strip()
+    line = docstring_line(path, key)
+    assert line, f"{path.name}: no '{key}:' line in its docstring"
+    return line
 
 
 # -- the rows ------------------------------------------------------------------------------------------
@@ -223,11 +224,7 @@ def ran() -> dict[str, tuple[int, str]]:
     return {key: (code, output) for key, (code, output) in json.loads(done.stdout).items()}
 
 
-def _needs_vulkan(path: Path) -> bool:
-    return "Needs: a Vulkan-enabled ExecuTorch" in _docstring(path)
-
-
-@pytest.mark.parametrize("path", [p for p in REPROS if not _needs_vulkan(p)], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in REPROS if not needs_vulkan(p)], ids=lambda p: p.stem)
 def test_lowering_reproducer_shows_its_documented_error(path, ran):
     code, output = ran[str(path)]
     assert code == 0, output[-2000:]
@@ -243,7 +240,7 @@ def test_the_fixed_flatc_failure_shows_without_the_fix():
     assert _expected(path, "Expected with --unfixed") in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("path", [p for p in REPROS if _needs_vulkan(p)], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in REPROS if needs_vulkan(p)], ids=lambda p: p.stem)
 def test_runtime_reproducer_lowers_then_asks_for_a_vulkan_build(path, ran):
     """Here (no VulkanBackend) it lowers and exits 2; on a Vulkan build it must show its error."""
     code, output = ran[str(path)]
@@ -297,3 +294,42 @@ def test_dashboard_links_the_bug_list_from_blockers_and_ladder():
     assert any(link.href == "bugs.html" for link in dashboard.default_links(ROOT / "html"))
     assert 'href="bugs.html"' in dashboard.blockers_section(dashboard.load_survey(RESULTS_ROOT)).body
     assert 'href="bugs.html"' in dashboard.ladder_section(dashboard.load_ladder(RESULTS_ROOT)).body
+
+
+# -- the recorded runs of the reproducers (results/bugs/repro-runs-<machine>.json) ----------------------
+
+def test_a_run_record_round_trips_and_reaches_its_row(tmp_path):
+    """A reproducer run on a build (here: this interpreter, two quick files) lands on its row."""
+    from vkbench.results import repro_runs
+
+    fake = tmp_path / "repro"
+    fake.mkdir()
+    (fake / "to_edge_empty_permuted.py").write_text(
+        '"""Doc.\n\nExpected: the failure text\n"""\nprint("noise")\nprint("error: the failure text here")\n')
+    (fake / "to_edge_non_core_no_kernel.py").write_text(
+        '"""Doc.\n\nExpected: never printed\n"""\nimport sys\nprint("lowered")\nsys.exit(1)\n')
+    record = repro_runs.run(sys.executable, "test-machine", sorted(fake.glob("*.py")))
+    assert record.build.get("torch") and record.build.get("executorch")
+    shown, missed = record.runs["to_edge_empty_permuted"], record.runs["to_edge_non_core_no_kernel"]
+    assert (shown.reproduced, shown.rc, shown.line) == (True, 0, "error: the failure text here")
+    assert (missed.reproduced, missed.rc, missed.line) == (False, 1, "lowered")
+    results = tmp_path / "results"
+    path = repro_runs.write(record, results / "bugs")
+    assert path.name == "repro-runs-test-machine.json"
+    assert repro_runs.read_all(results / "bugs")[0] == record
+    (results / "bugs" / "repro-runs-torn.json").write_text("{")  # unreadable: skipped, not fatal
+    by_id = {row.id: row for row in bug_rows(results)}
+    assert by_id["to_edge_empty_permuted"].repro_runs["test-machine"]["reproduced"] is True
+    assert by_id["to_edge_non_core_no_kernel"].repro_runs["test-machine"]["reproduced"] is False
+
+
+def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):
+    """The runtime rows' check, recorded on a Vulkan build (CI has none): each reproduced there."""
+    from vkbench.results import repro_runs
+
+    records = [r for r in repro_runs.read_all() if r.build.get("vulkan_backend")]
+    assert records, "no reproducer record from a Vulkan-enabled build in results/bugs/"
+    for row in rows:
+        if row.repro and repro_runs.needs_vulkan(ROOT / row.repro):
+            seen = {m: run for m, run in row.repro_runs.items() if m in {r.machine for r in records}}
+            assert seen and all(run["reproduced"] for run in seen.values()), (row.id, row.repro_runs)

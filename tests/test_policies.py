@@ -358,7 +358,8 @@ def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_
     boundaries = torch.tensor([-1.0, 0.0, 1.0])
 
     def build():
-        return Fn(lambda t: torch.nonzero(t > 0).sum() + t + torch.bucketize(t, boundaries)), (torch.randn(8),)
+        module = Fn(lambda t: torch.nonzero(t > 0).sum() + t + torch.bucketize(t, boundaries))
+        return module, (torch.randn(8),)
 
     reused = lower_allowing_non_core(None, (), exported=export_program(*build()), to_executorch=False)
     assert reused[0] is None and "Pending unbacked symbols" in reused[2].last_error.first_line

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from vkbench import tables
@@ -26,11 +27,35 @@ def add_parser(sub: Subparsers) -> None:
                                       "'exir', 'partitioner'")
     bugs.add_argument("--results", type=Path, help="results folder (default: the checkout's results/)")
     add_format_options(bugs)
+    recording = bugs.add_argument_group("recording the reproducers on a build (runtime rows need Vulkan)")
+    recording.add_argument("--run-repros", action="store_true",
+                           help="run every repro/*.py with --python; write "
+                                "results/bugs/repro-runs-<machine>.json")
+    recording.add_argument("--python", default=sys.executable,
+                           help="the build's interpreter (e.g. .venv-vulkan-off/bin/python)")
+    recording.add_argument("--machine",
+                           help="record name: device and build (lavapipe-x86_64-2core-tracer-off)")
     bugs.set_defaults(run=_bugs)
 
 
 def _bugs(args: argparse.Namespace) -> int:
+    if args.run_repros:
+        if not args.machine:
+            raise UsageError("--run-repros needs --machine (the device and build the record is for)")
+        return run_repros(args.python, args.machine)
     return bugs(owner=args.owner, results=args.results, as_json=args.json, markdown=args.markdown)
+
+
+def run_repros(python: str, machine: str) -> int:
+    """Run every reproducer with ``python``; print one line each and write the machine's record."""
+    from vkbench.results import repro_runs
+
+    record = repro_runs.run(python, machine)
+    for name, run in record.runs.items():
+        seen = "reproduced" if run.reproduced else "NOT reproduced"
+        print(f"{seen:15s} rc={run.rc:<4d} {run.seconds:6.1f}s {name}: {run.line[:110]}")
+    print(f"written: {repro_runs.write(record)}")
+    return 0
 
 
 def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool = False,

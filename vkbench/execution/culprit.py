@@ -15,9 +15,11 @@ set stay on the CPU, where the portable kernels compute them right.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,6 +28,8 @@ from vkbench.execution.outcome import Outcome
 
 #: Stages at which a lowered program stopped on the runtime side (not lowering).
 RUNTIME_STAGES = ("load", "execute", "crash", "timeout")
+#: Settings that make a child execute once after its warm-up (vkbench.execution.runners.timing).
+_REPEATS = {"VKBENCH_MIN_REPEATS": "1", "VKBENCH_MAX_REPEATS": "1"}
 #: Worst output SNR (dB) against eager that still counts as right (the ladder's own line).
 MIN_SNR_DB = 40.0
 
@@ -110,6 +114,21 @@ def narrow(items: Sequence[str], shown: Callable[[list[str]], bool]) -> list[str
     return current
 
 
+@contextlib.contextmanager
+def _one_execute() -> Iterator[None]:
+    """Children execute each program once: a trial asks what the output is, not how fast."""
+    saved = {name: os.environ.get(name) for name in _REPEATS}
+    os.environ.update(_REPEATS)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def delegated_op_types(workload: str) -> list[str]:
     """The op types the Vulkan partitioner takes from ``workload`` (partition only: no codegen)."""
     from vkbench.core.lowering import lower
@@ -141,7 +160,8 @@ def find(workload: str, symptom: Symptom, *, runner: str = "python",
             progress(trial)
         return trial.shown
 
-    if answer.op_types and shown(answer.op_types):
-        answer.culprit = narrow(answer.op_types, shown)
+    with _one_execute():
+        if answer.op_types and shown(answer.op_types):
+            answer.culprit = narrow(answer.op_types, shown)
     answer.seconds = round(time.perf_counter() - start, 1)
     return answer

@@ -31,6 +31,7 @@ from typing import Any
 
 from vkbench.execution.outcome import LADDER
 from vkbench.paths import RESULTS_ROOT, ROOT
+from vkbench.results import repro_runs
 from vkbench.results.asv_files import read_dir
 from vkbench.suite import catalogue
 
@@ -291,6 +292,8 @@ class BugRow:
     note: str = ""
     what_if: list[dict[str, Any]] = field(default_factory=list)
     probe_rungs: dict[str, str] = field(default_factory=dict)
+    #: Per machine record (``results/bugs/repro-runs-*.json``): did the reproducer show it, and the line.
+    repro_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def upstream(self) -> bool:
@@ -303,7 +306,7 @@ class BugRow:
                 "entries": self.entries, "probe": self.probe, "repro": self.repro,
                 "first_bad": self.first_bad, "fixed_in": self.fixed_in, "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
-                "probe_rungs": self.probe_rungs}
+                "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs}
 
 
 # -- reading the results ------------------------------------------------------------------------------
@@ -477,6 +480,7 @@ def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
     """Every row, in :data:`BUGS` order, then the unrecorded load failures and unclassified blocks."""
     policy = {row["entry"]: row for row in _policy_rows(results_root)}
     rungs = ladder(results_root)
+    runs = repro_runs.read_all(results_root / "bugs")
     rows: list[BugRow] = []
     claimed: set[str] = set()
     unmatched = {entry: blocks for entry, row in policy.items() if (blocks := _blocks(row))}
@@ -492,11 +496,11 @@ def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
                 unmatched[entry] = [b for b in unmatched.get(entry, []) if not _matches(bug, entry, b)]
             lowered_with_op = [e for e in entries if policy[e].get("status") == "lowered"]
             what_if = [_coverage(policy.get(e), e) for e in (*bug.workarounds, *lowered_with_op)]
-        rows.append(_row(bug, entries, what_if, rungs, results_root))
+        rows.append(_row(bug, entries, what_if, rungs, results_root, runs))
     stuck = sorted(e for e, r in rungs.items() if not e.startswith("probe/") and _stops_at_load(r)
                    and e not in claimed)
     if stuck:
-        rows.append(_row(UNRECORDED_LOAD, stuck, [], rungs, results_root))
+        rows.append(_row(UNRECORDED_LOAD, stuck, [], rungs, results_root, runs))
     groups: dict[tuple[str, str], list[str]] = {}
     for entry, blocks in unmatched.items():
         for block in blocks:
@@ -508,14 +512,20 @@ def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
 
 
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: dict[str, dict[str, str]],
-         results_root: Path) -> BugRow:
+         results_root: Path, runs: list[repro_runs.ReproRecord]) -> BugRow:
     first_bad = fixed_in = last_good = summary = ""
     if bug.probe and bug.history:
         first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, results_root),
                                                                 bug.history)
+    name = Path(bug.repro).stem if bug.repro else ""
+    seen = {record.machine: {"reproduced": record.runs[name].reproduced, "rc": record.runs[name].rc,
+                             "line": record.runs[name].line, "date": record.date,
+                             "executorch": record.build.get("git_version") or record.build.get("executorch", ""),
+                             "torch": record.build.get("torch", "")}
+            for record in runs if name in record.runs}
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,
                   last_good, summary, bug.build if bug.repro else "", bug.note, what_if,
-                  dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {})
+                  dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {}, seen)
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:

@@ -51,6 +51,14 @@ def _what_if(item: dict[str, Any]) -> str:
             f"on the CPU, {item.get('vulkan_programs')} Vulkan programs")
 
 
+def _run(machine: str, run: dict[str, Any]) -> str:
+    """One recorded run of the reproducer: where, whether it showed the failure, with which build."""
+    seen = "reproduced" if run["reproduced"] else "NOT reproduced"
+    build = f"executorch {str(run['executorch'])[:10]}, torch {run['torch']}"
+    return (f'{html.escape(machine)}: <span title="{html.escape(run["line"])}">{seen}</span> '
+            f"<small>(exit {run['rc']}, {html.escape(run['date'][:10])}, {html.escape(build)})</small>")
+
+
 def _cells(row: BugRow) -> list[str]:
     entries = _list([f"<code>{html.escape(e)}</code>" for e in row.entries])
     if row.what_if:
@@ -61,6 +69,8 @@ def _cells(row: BugRow) -> list[str]:
                         for where, rung in row.probe_rungs.items()])
     repro = (f"<code>{html.escape(row.repro)}</code><br><small>needs {html.escape(row.build)}</small>"
              if row.repro else "no reproducer")
+    if row.repro_runs:
+        repro += _list([_run(machine, run) for machine, run in row.repro_runs.items()])
     commits = (("first bad", row.first_bad), ("last good", row.last_good), ("fixed in", row.fixed_in))
     turns = [f"{label} {html.escape(commit)}" for label, commit in commits if commit]
     history = "<br>".join(turns) or "—"
