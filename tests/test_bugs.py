@@ -22,15 +22,11 @@ from vkbench.results.repro_runs import docstring_line, needs_vulkan
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
-#: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer, and why (docs say so too):
-#: the runtime failures whose op is not known without a Vulkan runtime to bisect on, a failure that needs
-#: two lowerings of one program, and one whose program exists only with an op let through to_edge.
-KNOWN_GAPS = {
-    "load_make_ivec2": "no probe, no reproducer", "load_prepack_val_is_tref": "no probe, no reproducer",
-    "load_view_convert_int32_uint8": "no probe, no reproducer", "load_range_check": "no probe, no reproducer",
-    "run_unet_step_garbage": "no probe, no reproducer", "to_edge_pending_unbacked_retry": "no probe",
-    "load_operator_missing_empty_permuted": "no probe",
-}
+#: Rows owned by ExecuTorch or torch that still lack a probe, and why (their notes say so too): a failure
+#: that needs two lowerings of one program, and one whose program exists only with an op let through
+#: to_edge (a probe lowers with the default config, once).
+KNOWN_GAPS = {"to_edge_pending_unbacked_retry": "no probe",
+              "load_operator_missing_empty_permuted": "no probe"}
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 

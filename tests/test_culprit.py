@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -47,6 +49,7 @@ def test_a_divergence_is_a_low_snr_or_a_non_finite_output():
     symptom = Symptom("diverges", min_snr_db=40.0)
     assert symptom.shown_by(Outcome("w", "vulkan", "python", ok=True, snr_db=-777.0))
     assert not symptom.shown_by(Outcome("w", "vulkan", "python", ok=True, snr_db=95.0))
+    assert symptom.shown_by(Outcome("w", "vulkan", "python", ok=True, snr_db=math.nan))
     assert symptom.shown_by(Outcome("w", "vulkan", "python").fail("compare", "non-finite output"))
     assert not symptom.shown_by(Outcome("w", "vulkan", "python").fail("load", "anything"))
     with pytest.raises(ValueError):

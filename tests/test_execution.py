@@ -126,6 +126,12 @@ def test_compare_takes_float_outputs_and_checks_sizes():
         compare([np.zeros(2)], [np.zeros(2), np.zeros(2)])
 
 
+def test_a_nan_output_is_infinitely_far_from_eager():
+    """group_norm_3d on Vulkan returns NaN everywhere: that must not read as "max abs diff 0"."""
+    worst, snr, _ = compare([np.array([0.0, np.nan]), np.ones(2)], [np.zeros(2), np.ones(2)])
+    assert worst == math.inf and snr == -math.inf
+
+
 # ----------------------------------------------------------------- device and step limit
 
 

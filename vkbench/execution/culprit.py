@@ -52,7 +52,7 @@ class Symptom:
                     and re.search(self.pattern, outcome.error or "") is not None)
         if not outcome.ok:  # a non-finite output is as wrong as an output can be
             return outcome.stage == "compare" and "non-finite" in (outcome.error or "")
-        return outcome.snr_db is not None and outcome.snr_db < self.min_snr_db
+        return outcome.snr_db is not None and not outcome.snr_db >= self.min_snr_db  # NaN is wrong too
 
 
 @dataclass

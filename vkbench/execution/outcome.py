@@ -153,7 +153,8 @@ def compare(outputs: Sequence[Any], expected: Sequence[Any]) -> tuple[float, flo
             continue
         a64, b64 = a.reshape(-1).astype(np.float64), b.reshape(-1).astype(np.float64)
         noise = a64 - b64
-        worst = max(worst, float(np.abs(noise).max()))
+        local = float(np.abs(noise).max())
+        worst = max(worst, local) if math.isfinite(local) else math.inf  # max() would drop a NaN
         power, error = float(np.sum(b64 * b64)), float(np.sum(noise * noise))
         db = math.inf if error == 0 else (10 * math.log10(power / error) if power > 0 else -math.inf)
         if not math.isfinite(worst):

@@ -219,17 +219,22 @@ BUGS: tuple[Bug, ...] = (
     #    wheel, lavapipe and H200 alike) ---------------------------------------------------------------
     Bug("load_make_ivec2", "load", "VecUtils.h:367 make_ivec2: (ints.size() == 2)", RUNTIME,
         recorded=("pi0/prefix", "pi05/prefix", "pi0_fast/prefix"),
-        note="no probe yet: which delegated op passes make_ivec2 a list of another length is not known "
-             "without a Vulkan runtime to bisect the graph on"),
+        probe="conv2d_padding_valid", repro=_repro("load_make_ivec2"), history="whole",
+        note="SigLIP's patch embedding, Conv2d(padding='valid') (aten.conv2d.padding): conv -> "
+             "create_kernel2d_params -> make_ivec2_from_list gets a list of another length (gdb on "
+             "pi0/prefix's program); padding=0 loads"),
     Bug("load_prepack_val_is_tref", "load", "Staging.cpp:229 prepack_standard: val_is_tref", RUNTIME,
         recorded=("pi0/denoise_step", "pi05/denoise_step"),
-        note="no probe yet: the op whose prepacked argument is not a TensorRef is not known"),
+        probe="rms_norm_one_plus_weight", repro=_repro("load_prepack_val_is_tref"), history="whole",
+        note="Gemma's RMSNorm multiplies by (1 + weight): the fused rms_norm gets that computed tensor as "
+             "its weight and add_rms_norm_node prepacks it as a constant (gdb on pi0/denoise_step)"),
     Bug("load_view_convert_int32_uint8", "load",
         "ShaderRegistry.cpp:51: no ShaderInfo view_convert_buffer_int32_uint8", RUNTIME,
         recorded=("multi_task_dit/encoder", "eo1/denoise_step", "evo1/embedder",
                   "wall_x/denoise_step_without_guards"),
-        note="no probe yet: an int32 -> uint8 (bool) view/convert on a buffer has no shader; which op "
-             "asks for it is not known"),
+        probe="int32_to_bool", repro=_repro("load_view_convert_int32_uint8"), history="whole",
+        note="an int32 tensor's .to(torch.bool) becomes a delegated _to_dim_order_copy; to_dim_order_copy "
+             "-> add_view_copy_convert_node finds no int32 -> uint8 shader (gdb on eo1/denoise_step)"),
     Bug("load_layer_norm_no_weight", "load",
         "NativeLayerNorm.cpp:95: native_layer_norm requires weight to be non-None", RUNTIME,
         recorded=("multi_task_dit/denoise_step", "lingbot_va/action_step_real_rope",
@@ -241,7 +246,10 @@ BUGS: tuple[Bug, ...] = (
         probe="logical_not", repro=_repro("load_missing_logical_not"), history="whole"),
     Bug("load_range_check", "load", "vector::_M_range_check: __n (18446744073709551615)", RUNTIME,
         recorded=("groot/action_step", "vla_jepa/action_step"),
-        note="no probe yet: an index of -1 into a std::vector at load; the op is not known"),
+        probe="div_0d", repro=_repro("load_range_check"), history="whole",
+        note="a binary op on a 0-d tensor (GR00T's log(10000) / half_dim): div -> check_binary_op_args -> "
+             "calculate_broadcasted_output_size indexes the empty size list at -1 (gdb on "
+             "groot/action_step)"),
     Bug("load_is_tensor_ref", "load",
         "Value.h:262 isTensorRef: Expected value to have type TensorRef, got TENSOR", RUNTIME,
         recorded=("evo1/action_step", "act/model"),
@@ -263,8 +271,10 @@ BUGS: tuple[Bug, ...] = (
     Bug("run_unet_step_garbage", "run",
         "runs, output not eager's: max abs diff 3.4e38, SNR -777 dB (lavapipe and H200 alike)", RUNTIME,
         recorded=("diffusion/unet_step",),
-        note="no probe or reproducer yet: finding the diverging op or delegate needs a Vulkan runtime "
-             "(compare each delegate's outputs with eager); not done here"),
+        probe="group_norm_3d", repro=_repro("run_unet_step_garbage"), history="whole",
+        note="GroupNorm on an (N, C, L) input returns NaN on Vulkan (4-D inputs are right); the UNet's "
+             "Conv1d -> GroupNorm -> Mish blocks carry it to the output. Found by `vkbench runtime "
+             "culprit diffusion/unet_step --diverges` (lowering with subsets of its 17 delegated op types)"),
 )
 #: The row for entries the ladder stops at load whose error line no row records.
 UNRECORDED_LOAD = Bug("load_unrecorded", "load", "load failed; the error line was not recorded",

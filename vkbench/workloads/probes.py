@@ -55,6 +55,22 @@ class ComplexRope(torch.nn.Module):
         return torch.view_as_real(pairs * self.freqs).flatten(2).to(x.dtype)
 
 
+class GemmaRMSNorm(torch.nn.Module):
+    """Gemma's RMSNorm (PaliGemma in pi0/pi05): ``x * rsqrt(mean(x^2) + eps) * (1 + weight)``.
+
+    The Vulkan pattern that fuses this into ``rms_norm`` takes ``1 + weight``, computed in the graph,
+    as its weight; the runtime's prepack wants a constant there.
+    """
+
+    def __init__(self, dim: int = 32) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return normed * (1.0 + self.weight)
+
+
 @dataclass(frozen=True)
 class Probe:
     """A named probe: what it shows and how to build (module, inputs).
@@ -148,6 +164,34 @@ PROBES: dict[str, Probe] = {
               lambda: (Fn(lambda t: torch.bucketize(t, torch.tensor([-1.0, 0.0, 1.0]))), (_signal(),)),
               upstream_bug="to_edge refuses aten.bucketize.Tensor (not Core ATen; no ExecuTorch kernel): "
                            "blocks smolvla/prefix (and aten.multinomial vqbet/rollout the same way)"),
+        Probe("conv2d_padding_valid", "Conv2d(3,8,14,stride=14,padding='valid') on (1,3,56,56): SigLIP's "
+              "patch embedding (aten.conv2d.padding)",
+              lambda: (torch.nn.Conv2d(3, 8, 14, stride=14, padding="valid"), (torch.randn(1, 3, 56, 56),)),
+              upstream_bug="delegated whole; the runtime refuses it at load (VecUtils.h:367 make_ivec2: "
+                           "ints.size() == 2, from conv -> create_kernel2d_params): blocks "
+                           "pi0/pi05/pi0_fast prefix on the GPU"),
+        Probe("rms_norm_one_plus_weight", "Gemma's RMSNorm x*rsqrt(mean(x^2)+eps)*(1+w) on (1,16,32)",
+              lambda: (GemmaRMSNorm(32).eval(), (_signal(),)),
+              upstream_bug="fused into rms_norm with the computed 1+w as weight; the runtime's prepack "
+                           "refuses it at load (Staging.cpp:229 prepack_standard: val_is_tref, from "
+                           "add_rms_norm_node): blocks pi0/pi05 denoise_step on the GPU"),
+        Probe("int32_to_bool", "x * m.bool() with m an int32 (4,8) tensor",
+              lambda: (Fn(lambda t, m: t * m.to(torch.bool).to(t.dtype)),
+                       (torch.randn(4, 8), torch.randint(0, 2, (4, 8), dtype=torch.int32))),
+              upstream_bug="the int32 -> bool copy is delegated; the runtime has no shader for it at load "
+                           "(ShaderRegistry.cpp:51 no view_convert_buffer_int32_uint8, from "
+                           "to_dim_order_copy): blocks multi_task_dit/encoder, eo1, evo1, wall_x on the GPU"),
+        Probe("div_0d", "x * (t / 64) with t a 0-d tensor (GR00T's timestep embedding: "
+              "log(10000) / half_dim)",
+              lambda: (Fn(lambda t, scale: t * (scale / 64)), (torch.randn(4, 8), torch.tensor(9.21))),
+              upstream_bug="a binary op on a 0-d tensor is delegated; the runtime indexes its empty size "
+                           "list at load (vector::_M_range_check, from div -> "
+                           "calculate_broadcasted_output_size): blocks groot and vla_jepa on the GPU"),
+        Probe("group_norm_3d", "GroupNorm(2,8) on (1,8,16): an (N, C, L) input",
+              lambda: (torch.nn.GroupNorm(2, 8), (torch.randn(1, 8, 16),)),
+              upstream_bug="delegated whole; it loads and runs but every output is NaN (4-D inputs are "
+                           "right): diffusion/unet_step's wrong output (Conv1d -> GroupNorm -> Mish "
+                           "blocks)"),
     )
 }
 
