@@ -22,11 +22,8 @@ from vkbench.results.repro_runs import docstring_line, needs_vulkan
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
-#: Rows owned by ExecuTorch or torch that still lack a probe, and why (their notes say so too): a failure
-#: that needs two lowerings of one program, and one whose program exists only with an op let through
-#: to_edge (a probe lowers with the default config, once).
-KNOWN_GAPS = {"to_edge_pending_unbacked_retry": "no probe",
-              "load_operator_missing_empty_permuted": "no probe"}
+#: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer (none since 2026-12-05).
+KNOWN_GAPS: dict[str, str] = {}
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 

@@ -187,13 +187,11 @@ BUGS: tuple[Bug, ...] = (
     Bug("to_edge_pending_unbacked_retry", "to_edge",
         "PendingUnbackedSymbolNotFound: Pending unbacked symbols ... not in returned outputs (a second "
         "to_edge_transform_and_lower of the same ExportedProgram)", EXIR, "PendingUnbackedSymbolNotFound",
-        repro=_repro("to_edge_pending_unbacked_retry"),
-        note="no probe: a probe lowers its program once. vkbench meets it because its non-Core-ATen retry "
-             "lowers the same exported program again (vkbench's own: re-exporting per retry in "
-             "vkbench.core.lowering would sidestep it). With a fresh export and bucketize and "
-             "empty_permuted let through, smolvla/prefix lowers: 704 nodes, 54 on the CPU (7.7%), 16 "
-             "Vulkan programs (measured here, not yet in the results file), but holding both ops on the "
-             "CPU it cannot load"),
+        probe="relower_unbacked", repro=_repro("to_edge_pending_unbacked_retry"), history="fails",
+        note="any graph with a data-dependent size shows it on its second lowering (the probe lowers its "
+             "exported program twice). vkbench met it because its non-Core-ATen retry lowered the same "
+             "exported program again; the retry now lowers a fresh export (vkbench.core.lowering), and "
+             "smolvla/prefix lowers with bucketize and empty_permuted on the CPU (which then cannot load)"),
     # -- partition / preprocess ----------------------------------------------------------------------
     Bug("partition_split_one_piece", "partition",
         "AttributeError: 'list' object has no attribute 'shape' (utils.filter_invalid_reprs on a one-piece "
@@ -263,11 +261,12 @@ BUGS: tuple[Bug, ...] = (
     Bug("load_operator_missing_empty_permuted", "load",
         "Method load failed: error 20 (OperatorMissing: aten::empty_permuted.out)", EXIR,
         recorded=("smolvla/denoise_step",), repro=_repro("load_operator_missing_empty_permuted"),
+        probe="empty_like_transposed",
         needs="torch 2.11.0 + executorch 1.5.1 from PyPI (the op is on the CPU; loading needs no Vulkan)",
         note="the program holds empty_permuted only because vkbench let it through to_edge (row "
-             "to_edge_empty_permuted, probe empty_like_transposed); no portable kernel implements it (the "
-             "entry's only CPU op without one). No probe of its own: the probe lowers with the default "
-             "edge config, which stops at to_edge"),
+             "to_edge_empty_permuted); no portable kernel implements it (the entry's only CPU op without "
+             "one). Its probe's lowering record shows the to_edge row; its runtime ladder rung (the ladder "
+             "lets non-Core-ATen ops through, as the survey does) shows this one: lowered, stops at load"),
     Bug("run_unet_step_garbage", "run",
         "runs, output not eager's: max abs diff 3.4e38, SNR -777 dB (lavapipe and H200 alike)", RUNTIME,
         recorded=("diffusion/unet_step",),

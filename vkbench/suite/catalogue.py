@@ -19,7 +19,7 @@ PROBE_NAMES = [
     "conv_transpose1d", "index_put", "split_one_piece", "mha_cross", "index_dim1",
     "layer_norm_no_affine", "logical_not", "complex_rope", "inputless_partition", "empty_like_transposed",
     "bucketize", "conv2d_padding_valid", "rms_norm_one_plus_weight", "int32_to_bool", "div_0d",
-    "group_norm_3d",
+    "group_norm_3d", "relower_unbacked",
 ]
 #: ``Blocks(n)`` sizes; the gate tier selects the first three (:mod:`vkbench.suite.tiers`).
 BLOCK_SIZES = [50, 100, 200, 400]
