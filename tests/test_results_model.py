@@ -188,3 +188,13 @@ def test_combinations_a_run_did_not_select_are_not_points(results: Path, load_be
     assert record.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0}  # mha_cross was not run
     # a row this run did not write keeps all its points
     assert record.values(catalogue.PROBE_FAILED.name) == {("mish",): 0.0, ("mha_cross",): 1.0}
+
+
+def test_a_stored_reason_reads_the_same_whatever_unbacked_symbols_torch_names():
+    """relower_unbacked's error lists a set of symbols whose names and order change from run to run."""
+    from vkbench.results.recording import normalize_error
+
+    one = normalize_error("to_edge", "to_edge: PendingUnbackedSymbolNotFound: symbols {u13, u9} not in "
+                                     "outputs")
+    two = normalize_error("to_edge", "PendingUnbackedSymbolNotFound: symbols {u8, u20, u11} not in outputs")
+    assert one == two == "PendingUnbackedSymbolNotFound: symbols {u…} not in outputs"

@@ -59,10 +59,12 @@ def _started(root: Path) -> dict[Path, dict[str, int | None]]:
     return out
 
 
-#: Paths that differ between runs of the same failure: temp dirs, asv's per-commit environments.
+#: What differs between runs of the same failure: temp dirs, asv's per-commit environments, and the
+#: names (and set order) of the unbacked symbols torch lists in PendingUnbackedSymbolNotFound.
 _RUN_PATHS = ((re.compile(r"/tmp/tmp[\w-]+"), "<tmp>"),
               (re.compile(r"[^\s'\"]*/\.asv/env[^/]*/[0-9a-f]+/lib/python[\d.]+/site-packages/"),
-               "site-packages/"))
+               "site-packages/"),
+              (re.compile(r"\{u\d+(?:, u\d+)*\}"), "{u…}"))
 
 
 def normalize_error(stage: str, error: str) -> str:
