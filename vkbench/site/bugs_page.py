@@ -9,6 +9,7 @@ turns. Plain HTML with inline CSS, like the coverage page: nothing is fetched.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,15 @@ def _what_if(item: dict[str, Any]) -> str:
             f"on the CPU, {item.get('vulkan_programs')} Vulkan programs")
 
 
+_URL = re.compile(r"\s*\(?https?://\S+")
+
+
 def _run(machine: str, run: dict[str, Any]) -> str:
     """One recorded run of the reproducer: where, whether it showed the failure, with which build."""
     seen = "reproduced" if run["reproduced"] else "NOT reproduced"
     build = f"executorch {str(run['executorch'])[:10]}, torch {run['torch']}"
-    return (f'{html.escape(machine)}: <span title="{html.escape(run["line"])}">{seen}</span> '
+    line = _URL.sub("", run["line"])  # the page links nowhere outside the site
+    return (f'{html.escape(machine)}: <span title="{html.escape(line)}">{seen}</span> '
             f"<small>(exit {run['rc']}, {html.escape(run['date'][:10])}, {html.escape(build)})</small>")
 
 
