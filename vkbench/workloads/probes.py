@@ -191,16 +191,16 @@ PROBES: dict[str, Probe] = {
               upstream_bug="a binary op on a 0-d tensor is delegated; the runtime indexes its empty size "
                            "list at load (vector::_M_range_check, from div -> "
                            "calculate_broadcasted_output_size): blocks groot and vla_jepa on the GPU"),
-        Probe("relower_unbacked", "nonzero(x > 0).sum() + x on (8,), its exported program lowered twice",
-              lambda: (Fn(lambda t: torch.nonzero(t > 0).sum() + t), (torch.randn(8),)), lowerings=2,
-              upstream_bug="the second to_edge_transform_and_lower of one ExportedProgram fails "
-                           "(PendingUnbackedSymbolNotFound): what vkbench's non-Core-ATen retry met on "
-                           "smolvla/prefix before it re-exported"),
         Probe("group_norm_3d", "GroupNorm(2,8) on (1,8,16): an (N, C, L) input",
               lambda: (torch.nn.GroupNorm(2, 8), (torch.randn(1, 8, 16),)),
               upstream_bug="delegated whole; it loads and runs but every output is NaN (4-D inputs are "
                            "right): diffusion/unet_step's wrong output (Conv1d -> GroupNorm -> Mish "
                            "blocks)"),
+        Probe("relower_unbacked", "nonzero(x > 0).sum() + x on (8,), its exported program lowered twice",
+              lambda: (Fn(lambda t: torch.nonzero(t > 0).sum() + t), (torch.randn(8),)), lowerings=2,
+              upstream_bug="the second to_edge_transform_and_lower of one ExportedProgram fails "
+                           "(PendingUnbackedSymbolNotFound): what vkbench's non-Core-ATen retry met on "
+                           "smolvla/prefix before it re-exported"),
     )
 }
 
