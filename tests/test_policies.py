@@ -343,9 +343,7 @@ def test_a_non_core_aten_blocker_is_let_through_to_the_cpu_and_both_answers_kept
     assert _cells(row)[1] == "blocked@to_edge by aten.bucketize.Tensor; lowered with it on the CPU"
 
 
-@pytest.mark.parametrize("use_cache", [False, True])
-def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_it(use_cache, tmp_path,
-                                                                                     monkeypatch):
+def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_it(tmp_path, monkeypatch):
     """smolvla/prefix in miniature: bucketize (not Core ATen) and a data-dependent size. Lowering the
     same ExportedProgram again fails on the unbacked symbols the first to_edge left pending
     (PendingUnbackedSymbolNotFound, ExecuTorch's bug row); the retry lowers a fresh export instead."""
@@ -364,7 +362,7 @@ def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_
     reused = lower_allowing_non_core(None, (), exported=export_program(*build()), to_executorch=False)
     assert reused[0] is None and "Pending unbacked symbols" in reused[2].last_error.first_line
     row = survey_entry(Entry("probe/unbacked_bucketize", "probe", "nonzero + bucketize", build),
-                       to_executorch=False, use_cache=use_cache)
+                       to_executorch=False, use_cache=True)
     assert row.lowered and row.allowed_on_cpu == ["aten.bucketize.Tensor"]
     assert "aten.bucketize.Tensor" in row.coverage["cpu_ops"]
 

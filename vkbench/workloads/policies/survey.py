@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
 import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import torch
 
 from vkbench import tables
 from vkbench.core.failures import first_error_line
@@ -123,7 +126,7 @@ def survey_entry(
                 save_exported(entry.name, exported)
         try:
             coverage, _, retry = lower_allowing_non_core(
-                None, (), exported=exported, reexport=_fresh_export(entry, use_cache),
+                None, (), exported=exported, reexport=_copies(exported),
                 to_executorch=to_executorch and not partition_only,
                 partition_only=partition_only)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
@@ -144,14 +147,15 @@ def survey_entry(
     )
 
 
-def _fresh_export(entry: Entry, use_cache: bool) -> Callable[[], Any]:
-    """A new ExportedProgram of ``entry`` per call: each non-Core-ATen retry lowers its own."""
+def _copies(exported: Any) -> Callable[[], Any]:
+    """A clean copy of ``exported`` per call, saved and loaded in memory: each non-Core-ATen retry
+    lowers its own, since a lowering can leave unbacked symbols pending on the program it lowered
+    (faster than building and exporting the policy again)."""
     def fresh() -> Any:
-        cached = load_exported(entry.name) if use_cache else None
-        if cached is not None:
-            return cached
-        module, inputs = entry.build()
-        return export_program(module, inputs)
+        buffer = io.BytesIO()
+        torch.export.save(exported, buffer)
+        buffer.seek(0)
+        return torch.export.load(buffer)
 
     return fresh
 
