@@ -347,7 +347,7 @@ def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_
     """smolvla/prefix in miniature: bucketize (not Core ATen) and a data-dependent size. Lowering the
     same ExportedProgram again fails on the unbacked symbols the first to_edge left pending
     (PendingUnbackedSymbolNotFound, ExecuTorch's bug row); the retry lowers a fresh export instead."""
-    from vkbench.core.lowering import export_program, lower_allowing_non_core
+    from vkbench.core.lowering import LoweringError, export_program, lower, lower_allowing_non_core
     from vkbench.workloads.graphs import Fn
     from vkbench.workloads.policies.registry import Entry
     from vkbench.workloads.policies.survey import survey_entry
@@ -359,8 +359,13 @@ def test_the_retry_lowers_a_program_of_its_own_so_unbacked_symbols_do_not_block_
         module = Fn(lambda t: torch.nonzero(t > 0).sum() + t + torch.bucketize(t, boundaries))
         return module, (torch.randn(8),)
 
-    reused = lower_allowing_non_core(None, (), exported=export_program(*build()), to_executorch=False)
-    assert reused[0] is None and "Pending unbacked symbols" in reused[2].last_error.first_line
+    program = export_program(*build())
+    with pytest.raises(LoweringError):  # the default config: bucketize is not Core ATen
+        lower(None, (), exported=program, to_executorch=False)
+    with pytest.raises(LoweringError, match="Pending unbacked symbols"):  # the same program, again
+        lower(None, (), exported=program, to_executorch=False, allow_on_cpu=["aten.bucketize.Tensor"])
+    copied = lower_allowing_non_core(None, (), exported=program, to_executorch=False)
+    assert copied[0] is not None and copied[2].allowed == ["aten.bucketize.Tensor"]
     row = survey_entry(Entry("probe/unbacked_bucketize", "probe", "nonzero + bucketize", build),
                        to_executorch=False, use_cache=True)
     assert row.lowered and row.allowed_on_cpu == ["aten.bucketize.Tensor"]

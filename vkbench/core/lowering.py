@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -450,30 +451,38 @@ class NonCoreRetry:
     last_error: LoweringError | None
 
 
+def fresh_copy(exported: Any) -> Any:
+    """A clean copy of an ``ExportedProgram``, saved and loaded in memory.
+
+    A second ``to_edge`` of one ``ExportedProgram`` can fail on the unbacked
+    symbols the first left pending on its shape env
+    (``PendingUnbackedSymbolNotFound``; bug row ``to_edge_pending_unbacked_retry``);
+    a copy lowers as the first lowering did, without building or exporting again.
+    """
+    buffer = io.BytesIO()
+    torch.export.save(exported, buffer)
+    buffer.seek(0)
+    return torch.export.load(buffer)
+
+
 def lower_allowing_non_core(
-    module: torch.nn.Module | None, example_inputs: Sequence[Any], *,
-    reexport: Callable[[], Any] | None = None, **options: Any
+    module: torch.nn.Module | None, example_inputs: Sequence[Any], **options: Any
 ) -> tuple[Coverage | None, Any, NonCoreRetry]:
     """:func:`lower`, letting each op ``to_edge`` refuses as non-Core-ATen through to the CPU.
 
     That is what a user does with ExecuTorch's edge compile config, and then
     the rest of the graph gets its answer. Returns ``(coverage or None,
     program or None, retry)``; other lowering errors end the retries.
-
-    Every retry lowers a program of its own: ``reexport()`` when given, else
-    a fresh export of ``module``. A second ``to_edge`` of one
-    ``ExportedProgram`` can fail on the unbacked symbols the first left
-    pending on its shape env (``PendingUnbackedSymbolNotFound``; bug row
-    ``to_edge_pending_unbacked_retry``), which is ExecuTorch's to fix and not
-    the policy's blocker. Without either, retries reuse ``exported=``.
+    Every retry lowers a program of its own (:func:`fresh_copy` of ``exported=``,
+    or a new export of ``module``): the failure a reused program meets is
+    ExecuTorch's to fix, not the policy's blocker.
     """
     allowed: list[str] = []
     default_error: LoweringError | None = None
+    exported = options.get("exported")
     while True:
-        if allowed and reexport is not None:
-            options["exported"] = reexport()
-        elif allowed and module is not None:
-            options.pop("exported", None)  # lower() exports module again
+        if allowed and exported is not None:
+            options["exported"] = fresh_copy(exported)
         try:
             coverage, program = lower(module, example_inputs, allow_on_cpu=allowed, **options)
             return coverage, program, NonCoreRetry(allowed, default_error, None)

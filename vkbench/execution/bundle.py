@@ -181,7 +181,7 @@ def _prepare(workload: str, backends: tuple[str, ...], here: str,
              delegate_only: Collection[str] | None = None) -> Bundle:
     import torch
 
-    from vkbench.core.lowering import export_program, lower_allowing_non_core
+    from vkbench.core.lowering import export_program, fresh_copy, lower_allowing_non_core
     from vkbench.execution import device
 
     bundle = Bundle(workload, toolchain=here)
@@ -213,16 +213,15 @@ def _prepare(workload: str, backends: tuple[str, ...], here: str,
         try:
             # a program of its own per lowering: to_edge can leave unbacked symbols pending on the
             # one it lowered (bug row to_edge_pending_unbacked_retry)
-            own = exported if index == 0 else export_program(module, inputs)
+            own = exported if index == 0 else fresh_copy(exported)
             vulkan = {"partitioner_options": device.partitioner_options(),
                       "delegate_only": delegate_only} if backend == "vulkan" else {}
             coverage, program, retry = lower_allowing_non_core(
-                None, (), exported=own, reexport=lambda: export_program(module, inputs), backend=backend,
-                keep_program=True, **vulkan)
+                None, (), exported=own, backend=backend, keep_program=True, **vulkan)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make an outcome
             outcome.fail(getattr(error, "stage", "lower"), typed_error_line(error))
             continue
-        outcome.seconds["lower"] = round((export_s if index == 0 else 0.0) + time.perf_counter() - start, 3)
+        outcome.seconds["lower"] = round(export_s + time.perf_counter() - start, 3)
         if coverage is None:
             error = retry.last_error or retry.default_error
             outcome.fail(error.stage, f"{error.error_type}: {error.first_line}")  # type: ignore[union-attr]

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import io
 import json
 import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-import torch
 
 from vkbench import tables
 from vkbench.core.failures import first_error_line
@@ -126,7 +123,7 @@ def survey_entry(
                 save_exported(entry.name, exported)
         try:
             coverage, _, retry = lower_allowing_non_core(
-                None, (), exported=exported, reexport=_copies(exported),
+                None, (), exported=exported,
                 to_executorch=to_executorch and not partition_only,
                 partition_only=partition_only)
         except Exception as error:  # noqa: BLE001 - bookkeeping failures still make a row
@@ -145,19 +142,6 @@ def survey_entry(
         notes=entry.notes, slow=entry.slow, seconds=round(time.perf_counter() - start, 2),
         allowed_on_cpu=retry.allowed, default_blocker=str(retry.default_error) if retry.default_error else "",
     )
-
-
-def _copies(exported: Any) -> Callable[[], Any]:
-    """A clean copy of ``exported`` per call, saved and loaded in memory: each non-Core-ATen retry
-    lowers its own, since a lowering can leave unbacked symbols pending on the program it lowered
-    (faster than building and exporting the policy again)."""
-    def fresh() -> Any:
-        buffer = io.BytesIO()
-        torch.export.save(exported, buffer)
-        buffer.seek(0)
-        return torch.export.load(buffer)
-
-    return fresh
 
 
 def survey(
