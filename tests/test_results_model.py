@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,14 @@ def asv_file(path: Path, commit: str, results: dict[str, list], env: str = "virt
     return path
 
 
-def probe_rows(cpu_ops: list[float | None], failed: list[int]) -> dict[str, list]:
-    return {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [PROBES], "v1", 1, 2.0],
-            catalogue.PROBE_FAILED.name: [failed, [PROBES], "v2", 1, 1.0]}
+def probe_rows(cpu_ops: list[float | None], failed: list[int], started_at: int = 1) -> dict[str, list]:
+    """The two probe rows; ``started_at`` is asv's (ms since the epoch): 1 is long before any run."""
+    return {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [PROBES], "v1", started_at, 2.0],
+            catalogue.PROBE_FAILED.name: [failed, [PROBES], "v2", started_at, 1.0]}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @pytest.fixture
@@ -116,7 +122,7 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
                             "flatc: schema.json:1: cannot parse value starting with: -\nsecond line")
         common.note_failure("policy", "act/model", "export", "never stored: no bench_policies row")
         written = results / "box" / "cccccccc-virtualenv-py3.12.json"
-        asv_file(written, "c" * 40, probe_rows([0, math.nan], [0, 1]))
+        asv_file(written, "c" * 40, probe_rows([0, math.nan], [0, 1], now_ms()))
     assert not Path(env["VKBENCH_FAILURE_LOG"]).exists()  # the log lived for the run only
     found = {f.commit[0]: f for f in read_dir(results).files}
     assert found["a"].tier is None and not sidecar.path_for(untouched).exists()
@@ -174,20 +180,49 @@ def test_cost_reports_every_other_commit_of_a_directory_with_a_truncated_file(re
     assert "Traceback" not in done.stderr
 
 
-def test_combinations_a_run_did_not_select_are_not_points(results: Path, load_benchmark, monkeypatch) -> None:
-    """asv writes NaN for the parameters a ``-b`` pattern left out: not failures, not points."""
+def test_combinations_a_run_did_not_select_are_not_points(results: Path) -> None:
+    """asv writes NaN for the parameters a ``-b`` pattern left out of a row new to the file:
+    not failures, not points."""
+    path = results / "box" / "cccccccc-virtualenv-py3.12.json"
+    with recording(results, Provenance(bench_pattern=r"track_cpu_ops\('mish'\)")):
+        asv_file(path, "c" * 40, probe_rows([0, math.nan], [0, 0], now_ms()))
+    record = read_file(path)
+    assert record.sidecar.patterns[catalogue.PROBE_CPU_OPS.name] == r"track_cpu_ops\('mish'\)"
+    assert record.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0}  # mha_cross was not run
+
+
+def test_a_narrower_rerun_keeps_what_the_earlier_runs_recorded(results: Path) -> None:
+    """asv keeps the unselected points of a row whose version is unchanged, so an earlier run's
+    failure stays a failure; the stored pattern becomes the union of the runs'."""
     path = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
     before = read_file(path).values(catalogue.PROBE_CPU_OPS.name)
     assert before == {("mish",): 0.0, ("mha_cross",): None}  # no pattern stored: NaN reads as failed
-    data = json.loads(path.read_text())
-    data["results"][catalogue.PROBE_CPU_OPS.name][3] = 2  # asv's started_at: this run wrote the row
-    with recording(results, Provenance(bench_pattern=r"track_cpu_ops\('mish'\)")):
-        path.write_text(json.dumps(data))
+
+    def rerun(pattern: str, version: str = "v1") -> None:
+        data = json.loads(path.read_text())
+        row = data["results"][catalogue.PROBE_CPU_OPS.name]
+        row[2], row[3] = version, now_ms()  # this run wrote the row
+        with recording(results, Provenance(bench_pattern=pattern)):
+            path.write_text(json.dumps(data))
+
+    rerun(r"track_cpu_ops\('mish'\)")
     record = read_file(path)
-    assert record.sidecar.patterns == {catalogue.PROBE_CPU_OPS.name: r"track_cpu_ops\('mish'\)"}
-    assert record.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0}  # mha_cross was not run
+    assert record.sidecar.patterns == {catalogue.PROBE_CPU_OPS.name: ""}  # written whole before
+    assert record.values(catalogue.PROBE_CPU_OPS.name) == before
     # a row this run did not write keeps all its points
     assert record.values(catalogue.PROBE_FAILED.name) == {("mish",): 0.0, ("mha_cross",): 1.0}
+
+    rerun("A", version="v9")  # a new version: asv dropped the old row, the new pattern alone
+    rerun("B", version="v9")
+    assert read_file(path).sidecar.patterns[catalogue.PROBE_CPU_OPS.name] == "(?:A)|(?:B)"
+
+
+def test_a_file_copied_in_during_a_run_is_not_stamped_with_it(results: Path) -> None:
+    """Only rows asv started after the run began are the run's (not a file copied in meanwhile)."""
+    path = results / "box" / "dddddddd-virtualenv-py3.12.json"
+    with recording(results, Provenance(tier="gate", bench_pattern="other")):
+        asv_file(path, "d" * 40, probe_rows([1, 0], [0, 0]))  # recorded long ago, elsewhere
+    assert not sidecar.path_for(path).exists() and read_file(path).tier is None
 
 
 def test_a_stored_reason_reads_the_same_whatever_unbacked_symbols_torch_names():

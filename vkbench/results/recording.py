@@ -23,6 +23,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,14 +49,51 @@ def _state(root: Path) -> dict[Path, tuple[float, int]]:
     return {p: (p.stat().st_mtime, p.stat().st_size) for p in result_paths(root)}
 
 
-def _started(root: Path) -> dict[Path, dict[str, int | None]]:
-    """Per readable result file, when asv last started each of its benchmarks."""
+Started = dict[Path, dict[str, tuple[int | None, str | None]]]  #: file -> benchmark -> (started_at, version)
+
+
+def _started(root: Path) -> Started:
+    """Per readable result file, when asv last started each of its benchmarks, and their versions."""
     out = {}
     for path in result_paths(root):
         try:
-            out[path] = {name: r.started_at for name, r in read_file(path).results.items()}
+            out[path] = {name: (r.started_at, r.version) for name, r in read_file(path).results.items()}
         except ResultFileError:
             continue
+    return out
+
+
+def union_pattern(previous: str | None, new: str | None) -> str:
+    """The ``-b`` pattern selecting what either run selected ("" selects everything).
+
+    ``previous`` is None when the benchmark's earlier points were not kept (a new benchmark, or a
+    new version of it: asv drops the old row), "" when they were all selected.
+    """
+    if previous is None:
+        return new or ""
+    if not previous or not new:
+        return ""
+    return previous if previous == new else f"(?:{previous})|(?:{new})"
+
+
+def written_patterns(record: ResultFile, earlier: dict[str, tuple[int | None, str | None]],
+                     stored: dict[str, str], pattern: str | None, since_ms: float | None) -> dict[str, str]:
+    """Benchmark -> the pattern now selecting its points, for each benchmark this run wrote.
+
+    asv keeps a benchmark's unselected points from the earlier run when its version is unchanged
+    (``Results.add_result``), so the pattern is the union with the earlier one; a benchmark
+    without a stored pattern was written whole by an older vkbench. A row asv started before the
+    run began was not written by it (the file was copied in meanwhile).
+    """
+    out = {}
+    for name, result in record.results.items():
+        before = earlier.get(name)
+        if before is not None and before[0] == result.started_at:
+            continue
+        if since_ms is not None and result.started_at is not None and result.started_at < since_ms:
+            continue
+        kept = before is not None and before[1] == result.version
+        out[name] = union_pattern(stored.get(name, "") if kept else None, pattern)
     return out
 
 
@@ -146,7 +184,7 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
           log: dict[tuple[str, str], WorkloadFailures],
           per_file: Callable[[ResultFile], Provenance] | None = None,
           reads: dict[tuple[str, str], set[str]] | None = None,
-          started: dict[Path, dict[str, int | None]] | None = None) -> list[Path]:
+          started: Started | None = None, since_ms: float | None = None) -> list[Path]:
     """Write the sidecar of every result file under ``root`` that changed since ``before``.
 
     ``per_file`` adds what depends on the file's commit (its release tag, the base wheel).
@@ -161,9 +199,10 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
             record = read_file(path)
         except ResultFileError:
             continue  # reported by whoever reads the directory; nothing to stamp
-        earlier = (started or {}).get(path, {})
-        written = {name: provenance.bench_pattern for name, result in record.results.items()
-                   if earlier.get(name, -1) != result.started_at}
+        written = written_patterns(record, (started or {}).get(path, {}), sidecar.read(path).patterns,
+                                   provenance.bench_pattern, since_ms)
+        if not written:
+            continue  # changed, but not by this run
         sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
                       _matching(reads or {}, record, set()), written)
         if per_file is not None:
@@ -188,13 +227,15 @@ def recording(root: Path, run_provenance: Provenance,
     in the sidecars only, so an interrupted run leaves no stray log behind.
     """
     root.mkdir(parents=True, exist_ok=True)
-    before, started = _state(root), _started(root)
+    # asv's started_at is whole milliseconds; a second's margin keeps every row of this run
+    before, started, since_ms = _state(root), _started(root), time.time() * 1000 - 1000
     with tempfile.TemporaryDirectory(prefix="vkbench-failures-") as tmp:
         log = Path(tmp) / "failures.jsonl"
         try:
             yield {**os.environ, "VKBENCH_FAILURE_LOG": str(log)}
         finally:
-            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log), started)
+            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log), started,
+                  since_ms)
 
 
 def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:
