@@ -28,6 +28,7 @@ from vkbench.suite.catalogue import FAST_ENTRIES, STAGES, VLA_ENTRIES  # fixed: 
 
 from .common import (
     cache_directory,
+    note_cpu,
     note_failure,
     note_inputs,
     quiet,
@@ -67,6 +68,8 @@ def _survey(name: str, full: bool) -> dict[str, Any]:
     if row.get("status") != "lowered":
         error = f"{row.get('error_type')}: {row.get('error')}" if row.get("error_type") else row.get("error")
         note_failure("policy", name, row.get("stage") or "lower", str(error))
+    else:
+        note_cpu("policy", name, row.get("coverage") or {})
     note_inputs()
     return row
 

@@ -79,8 +79,25 @@ def lower_probe(name: str) -> dict[str, Any]:
     record = probes.probe_coverage(name)
     if "error" in record:
         note_failure("probe", name, record.get("failed_stage") or "lower", record["error"])
+    else:
+        note_cpu("probe", name, record)
     note_inputs()
     return record
+
+
+def _log(line: dict[str, Any]) -> None:
+    """Append one line to ``$VKBENCH_FAILURE_LOG``, tagged with the commit and environment asv runs
+    (``ASV_COMMIT``, ``ASV_ENV_NAME``); without the variable (plain ``asv run``) nothing is written.
+
+    ``vkbench record`` and ``vkbench upstream`` set it and store what it holds beside asv's result
+    files (:mod:`vkbench.results.recording`). One short append per line: safe across processes.
+    """
+    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
+    if not log:
+        return
+    tagged = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""), **line}
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps(tagged) + "\n")
 
 
 _NOTED_INPUTS: set[str] = set()
@@ -106,28 +123,27 @@ def note_inputs() -> None:
     if not new:
         return
     _NOTED_INPUTS.update(new)
-    line = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""),
-            "kind": "inputs", "files": sorted(new)}
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
+    _log({"kind": "inputs", "files": sorted(new)})
 
 
 def note_failure(kind: str, workload: str, stage: str, error: str) -> None:
     """Keep why a workload failed: asv stores its points as NaN and prints the reason only on stderr.
 
-    One JSON line per failed workload, appended to ``$VKBENCH_FAILURE_LOG``
-    (set by ``vkbench record`` and ``vkbench upstream``, which then store the
-    reasons beside asv's result files, :mod:`vkbench.results.recording`),
-    tagged with the commit and environment asv runs (``ASV_COMMIT``,
-    ``ASV_ENV_NAME``). Without the variable (plain ``asv run``) nothing is written.
+    One JSON line per failed workload in the run's log (:func:`_log`).
     """
-    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
-    if not log:
-        return
-    line = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""),
-            "kind": kind, "workload": workload, "stage": stage, "error": str(error)}
-    with open(log, "a", encoding="utf-8") as out:  # one short append per line: safe across processes
-        out.write(json.dumps(line) + "\n")
+    _log({"kind": kind, "workload": workload, "stage": stage, "error": str(error)})
+
+
+def note_cpu(kind: str, workload: str, coverage: dict[str, Any]) -> None:
+    """Keep what the partitioner left on the CPU and why (``op -> nodes, reason -> nodes``).
+
+    asv stores only the counts; a step in a count is explained by the ops and reasons that
+    changed between the two commits (``vkbench changes``).
+    """
+    reasons = coverage.get("reasons_by_op") or {}
+    cpu = {op: {"nodes": int(nodes), "reasons": reasons.get(op, {})}
+           for op, nodes in (coverage.get("cpu_ops") or {}).items()}
+    _log({"kind": "cpu", "workload_kind": kind, "workload": workload, "cpu": cpu})
 
 
 def cache_directory() -> str:

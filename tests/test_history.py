@@ -143,6 +143,11 @@ def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_p
                                              (catalogue.PROBE_FAILED.name, ("mha_cross",), flatc)])
     _asv(box / "3.json", hashes[5], 3, [1, 6], [0, 0])  # class 3: two classes later, a range
     sidecar.merge(box / "3.json", Provenance(tier="probes"))
+    softplus = {"nodes": 1, "reasons": {"no operator implementation": 1}}
+    tanh = {"nodes": 1, "reasons": {"not in the Vulkan op registry": 1}}
+    sidecar.merge(box / "1.json", cpu={("bench_probes", "mish"): {"aten.softplus.default": softplus,
+                                                                   "aten.tanh.default": tanh}})
+    sidecar.merge(box / "2.json", cpu={("bench_probes", "mish"): {"aten.softplus.default": softplus}})
     table = changes(read_dir(results), found_classes)
     rows = {(c.param, c.commit[:8]): c for c in table.changes}
     mha = rows[("mha_cross", hashes[2][:8])]
@@ -153,6 +158,9 @@ def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_p
     assert mha.repro.endswith(f"{hashes[2][:8]}^ {hashes[2][:8]}") and "mha_cross" in mha.repro
     mish = rows[("mish", hashes[2][:8])]
     assert (mish.before, mish.after, mish.regression) == (2, 1, False)
+    # a count's step is explained by the CPU ops that changed, with the partitioner's reasons
+    assert mish.reason_before == "aten.tanh.default ×1: not in the Vulkan op registry"
+    assert mish.reason_after == ""
     fixed = rows[("mha_cross", hashes[5][:8])]
     assert (fixed.before, fixed.after, fixed.exact, fixed.previous) == (1, 0, False, hashes[3])
     assert [c.param for c in table.changes] == ["mha_cross", "mish", "mha_cross"]  # regressions first

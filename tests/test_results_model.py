@@ -121,6 +121,8 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
         common.note_failure("probe", "mha_cross", "preprocess",
                             "flatc: schema.json:1: cannot parse value starting with: -\nsecond line")
         common.note_failure("policy", "act/model", "export", "never stored: no bench_policies row")
+        common.note_cpu("probe", "mish", {"cpu_ops": {"aten.softplus.default": 1},
+                                          "reasons_by_op": {"aten.softplus.default": {"no kernel": 1}}})
         written = results / "box" / "cccccccc-virtualenv-py3.12.json"
         asv_file(written, "c" * 40, probe_rows([0, math.nan], [0, 1], now_ms()))
     assert not Path(env["VKBENCH_FAILURE_LOG"]).exists()  # the log lived for the run only
@@ -131,6 +133,26 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
     why = Failure("preprocess", "flatc: schema.json:1: cannot parse value starting with: -")
     assert stamped.sidecar.failures == {(catalogue.PROBE_CPU_OPS.name, ("mha_cross",)): why,
                                         (catalogue.PROBE_FAILED.name, ("mha_cross",)): why}
+    assert stamped.cpu(catalogue.PROBE_CPU_OPS.name, "mish") == {
+        "aten.softplus.default": {"nodes": 1, "reasons": {"no kernel": 1}}}
+    assert read_file(written).cpu(catalogue.PROBE_CPU_OPS.name, "mish") == stamped.cpu(
+        catalogue.PROBE_CPU_OPS.name, "mish")  # the sidecar round trip
+
+
+def test_a_lowered_probe_logs_its_cpu_ops_with_the_partitioners_reasons(tmp_path: Path, load_benchmark,
+                                                                         monkeypatch) -> None:
+    """The suite's probe record (a real lowering of ``mish``) reaches the log as ops and reasons."""
+    from vkbench.results.recording import read_cpu_log
+
+    common = load_benchmark("common")
+    log = tmp_path / "failures.jsonl"
+    monkeypatch.setenv("VKBENCH_FAILURE_LOG", str(log))
+    monkeypatch.setenv("ASV_COMMIT", "c" * 40)
+    monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
+    record = common.lower_probe("mish")
+    cpu = read_cpu_log(log)[("c" * 40, "virtualenv-py3.12")][("bench_probes", "mish")]
+    assert cpu and {op: ops["nodes"] for op, ops in cpu.items()} == record["cpu_ops"]
+    assert all(ops["reasons"] == record["reasons_by_op"][op] for op, ops in cpu.items())
 
 
 def test_failure_log_lines_that_are_not_json_are_skipped(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vkbench.results.model import Failure, ResultFile, ResultSet
+from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
 from vkbench.suite.classes import Classes, CommitClass
 
@@ -98,6 +98,32 @@ def _reason(failure: Failure | None) -> str:
     return f"{failure.stage}: {failure.error}" if failure else ""
 
 
+def _ops_text(ops: CpuOps, names: list[str]) -> str:
+    """``op ×nodes: reason; reason`` for each of ``names`` (the partitioner's reasons, as stored)."""
+    parts = []
+    for op in names:
+        reasons = "; ".join(sorted(ops[op].get("reasons") or {})) or "no reason logged"
+        parts.append(f"{op} ×{ops[op].get('nodes', 0)}: {reasons}")
+    return " | ".join(parts)
+
+
+def cpu_reasons(before: CpuOps | None, after: CpuOps | None) -> tuple[str, str]:
+    """What explains a step in a count: the CPU ops that had more nodes before (with the
+    partitioner's reasons then) and those that have more after (with its reasons now).
+
+    ``("", "")`` when either side was recorded before vkbench kept CPU ops.
+    """
+    if before is None or after is None:
+        return "", ""
+
+    def nodes(ops: CpuOps, op: str) -> int:
+        return int(ops.get(op, {}).get("nodes", 0))
+
+    fewer = sorted(op for op in before if nodes(before, op) > nodes(after, op))
+    more = sorted(op for op in after if nodes(after, op) > nodes(before, op))
+    return _ops_text(before, fewer), _ops_text(after, more)
+
+
 def lines(found: ResultSet, classes: Classes | None) -> dict[str, list[ResultFile]]:
     """Recorded files per line of history, each in its line's order (one file per commit)."""
     position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
@@ -125,21 +151,26 @@ def lines(found: ResultSet, classes: Classes | None) -> dict[str, list[ResultFil
 
 
 def _merge(files: list[ResultFile]) -> ResultFile:
-    """One commit's files (several machines or environments) read as one: the first holding a benchmark."""
+    """One commit's files (several machines or environments) read as one: the first holding a
+    benchmark gives its row, with that file's pattern; the first holding a workload's CPU ops gives them."""
     if len(files) == 1:
         return files[0]
     first = files[0]
+    merged = Sidecar(first.sidecar.provenance)
     results = {}
-    failures = {}
     for f in files:
         for name, result in f.results.items():
-            results.setdefault(name, result)
+            if name not in results:
+                results[name] = result
+                if name in f.sidecar.patterns:
+                    merged.patterns[name] = f.sidecar.patterns[name]
         for key, value in f.sidecar.failures.items():
-            failures.setdefault(key, value)
-    from vkbench.results.model import Sidecar
-
+            merged.failures.setdefault(key, value)
+        for module, workloads in f.sidecar.cpu.items():
+            for workload, ops in workloads.items():
+                merged.cpu.setdefault(module, {}).setdefault(workload, ops)
     return ResultFile(first.path, first.machine, first.commit, first.date, first.env_name, results,
-                      sidecar=Sidecar(first.sidecar.provenance, failures))
+                      sidecar=merged)
 
 
 def _points(record: ResultFile, benchmark: catalogue.Benchmark) -> dict[str, tuple[Value, str]]:
@@ -168,9 +199,12 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
          exact: bool) -> Change:
     commit = cause.first if (cause and exact) else current.commit
     base = f"{commit}^" if exact else previous.commit
+    why_before, why_after = before[1], after[1]
+    if FAILED not in (before[0], after[0]) and bench in COUNTS and bench != catalogue.PROBE_FAILED:
+        why_before, why_after = cpu_reasons(previous.cpu(bench.name, param), current.cpu(bench.name, param))
     return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
                   cause.subject if cause and exact else "", cause.pr if cause and exact else None,
-                  list(cause.changed) if cause and exact else [], before[1], after[1],
+                  list(cause.changed) if cause and exact else [], why_before, why_after,
                   _repro(bench.name, param, base, commit), line,
                   previous.stamped(bench.name) != current.stamped(bench.name))
 

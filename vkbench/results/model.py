@@ -149,6 +149,10 @@ class Provenance:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+#: What the partitioner left on the CPU in one workload: op -> {"nodes": n, "reasons": {reason: nodes}}.
+CpuOps = dict[str, dict[str, Any]]
+
+
 @dataclass
 class Sidecar:
     """vkbench's versioned companion of one asv result file (``<file stem>.vkbench``)."""
@@ -162,6 +166,9 @@ class Sidecar:
     #: the combinations the pattern left out, which are then not points (:meth:`ResultFile.points`).
     #: A benchmark absent here was written before vkbench stored what its runs were.
     patterns: dict[str, str] = field(default_factory=dict)
+    #: Benchmark module -> workload -> its CPU ops and the partitioner's reasons, as the run that
+    #: lowered it there saw them: what a step in a count is explained by.
+    cpu: dict[str, dict[str, CpuOps]] = field(default_factory=dict)
 
 
 @dataclass
@@ -218,6 +225,11 @@ class ResultFile:
 
     def failure(self, benchmark: str, params: Params) -> Failure | None:
         return self.sidecar.failures.get((benchmark, params))
+
+    def cpu(self, benchmark: str, workload: str) -> CpuOps | None:
+        """What the partitioner left on the CPU in ``workload`` for ``benchmark``'s module, and why
+        (None: not stored, e.g. recorded before vkbench kept it)."""
+        return self.sidecar.cpu.get(benchmark.split(".", 1)[0], {}).get(workload)
 
 
 @dataclass(frozen=True)

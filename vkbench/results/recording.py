@@ -32,7 +32,7 @@ from typing import Any
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, result_paths
 from vkbench.results.cost import inferred_tier, unrecorded_benchmarks
-from vkbench.results.model import Failure, Params, Provenance, ResultFile
+from vkbench.results.model import CpuOps, Failure, Params, Provenance, ResultFile
 from vkbench.suite import catalogue
 
 #: Failure-log kind -> the benchmark module whose workloads it names.
@@ -43,6 +43,9 @@ FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
 WorkloadFailures = dict[tuple[str, str], Failure]  #: (kind, workload) -> failure
 #: The log's lines of this kind list ``executorch`` files the run read (``benchmarks/common.py``).
 INPUTS_KIND = "inputs"
+#: The log's lines of this kind hold a lowered workload's CPU ops and reasons (``note_cpu``).
+CPU_KIND = "cpu"
+WorkloadCpu = dict[tuple[str, str], CpuOps]  #: (benchmark module, workload) -> CPU ops
 
 
 def _state(root: Path) -> dict[Path, tuple[float, int]]:
@@ -133,7 +136,7 @@ def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
     """``(commit, env) -> (kind, workload) -> Failure`` from a failure log; bad lines are skipped."""
     found: dict[tuple[str, str], WorkloadFailures] = {}
     for item in _log_items(path):
-        if item.get("kind") == INPUTS_KIND:
+        if item.get("kind") in (INPUTS_KIND, CPU_KIND):
             continue
         try:
             failure = Failure(str(item["stage"]), normalize_error(str(item["stage"]), str(item["error"])))
@@ -154,6 +157,18 @@ def read_inputs_log(path: Path) -> dict[tuple[str, str], set[str]]:
     return found
 
 
+def read_cpu_log(path: Path) -> dict[tuple[str, str], WorkloadCpu]:
+    """``(commit, env) -> (benchmark module, workload) -> CPU ops`` from the same log."""
+    found: dict[tuple[str, str], WorkloadCpu] = {}
+    for item in _log_items(path):
+        module = KIND_MODULES.get(str(item.get("workload_kind")))
+        if item.get("kind") != CPU_KIND or module is None or not isinstance(item.get("cpu"), dict):
+            continue
+        key = (str(item.get("commit", "")), str(item.get("env", "")))
+        found.setdefault(key, {})[(module, str(item.get("workload")))] = item["cpu"]
+    return found
+
+
 def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[str, Params, Failure]]:
     """The failed points of ``record`` that the logged workload failures explain."""
     out = []
@@ -170,7 +185,7 @@ def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[
     return out
 
 
-def _matching[T: (WorkloadFailures, set[str])](log: dict[tuple[str, str], T], record: ResultFile,
+def _matching[T: (WorkloadFailures, WorkloadCpu, set[str])](log: dict[tuple[str, str], T], record: ResultFile,
                                                 empty: T) -> T:
     """The log entries of the record's commit and environment (an installed release runs as
     ``existing`` with its commit set by vkbench, so an empty ``ASV_COMMIT`` matches any commit)."""
@@ -184,7 +199,8 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
           log: dict[tuple[str, str], WorkloadFailures],
           per_file: Callable[[ResultFile], Provenance] | None = None,
           reads: dict[tuple[str, str], set[str]] | None = None,
-          started: Started | None = None, since_ms: float | None = None) -> list[Path]:
+          started: Started | None = None, since_ms: float | None = None,
+          cpu: dict[tuple[str, str], WorkloadCpu] | None = None) -> list[Path]:
     """Write the sidecar of every result file under ``root`` that changed since ``before``.
 
     ``per_file`` adds what depends on the file's commit (its release tag, the base wheel).
@@ -204,7 +220,7 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
         if not written:
             continue  # changed, but not by this run
         sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
-                      _matching(reads or {}, record, set()), written)
+                      _matching(reads or {}, record, set()), written, _matching(cpu or {}, record, {}))
         if per_file is not None:
             sidecar.merge(path, per_file(record))
         stamped.append(path)
@@ -235,7 +251,7 @@ def recording(root: Path, run_provenance: Provenance,
             yield {**os.environ, "VKBENCH_FAILURE_LOG": str(log)}
         finally:
             stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log), started,
-                  since_ms)
+                  since_ms, read_cpu_log(log))
 
 
 def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:

@@ -1,4 +1,4 @@
-"""vkbench's companion file of an asv result file: provenance and failure reasons.
+"""vkbench's companion file of an asv result file: provenance, failure reasons, what stayed on the CPU.
 
 asv stores a skipped or failed benchmark as NaN and prints its reason only
 on stderr; it stores neither the tier nor the launch settings a file was
@@ -10,7 +10,8 @@ JSON form::
     {"vkbench_sidecar": 1,
      "provenance": {"tier": "gate", "launch_method": "forkserver", ...},
      "failures": [{"benchmark": "bench_probes.ProbeCoverage.track_cpu_ops",
-                   "params": ["mha_cross"], "stage": "preprocess", "error": "..."}]}
+                   "params": ["mha_cross"], "stage": "preprocess", "error": "..."}],
+     "cpu": {"bench_probes": {"mish": {"aten.softplus.default": {"nodes": 1, "reasons": {...}}}}}}
 
 A sidecar that cannot be read is treated as absent (the asv file is still
 the record); :func:`merge` never drops what an earlier run stored.
@@ -23,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from vkbench.results.model import Failure, Params, Provenance, Sidecar
+from vkbench.results.model import CpuOps, Failure, Params, Provenance, Sidecar
 
 SCHEMA = 1
 SUFFIX = ".vkbench"
@@ -41,7 +42,9 @@ def from_json(data: dict[str, Any]) -> Sidecar:
                 for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
     inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
     patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
-    return Sidecar(provenance, failures, inputs, patterns)
+    cpu = {str(module): {str(w): dict(ops) for w, ops in workloads.items() if isinstance(ops, dict)}
+           for module, workloads in (data.get("cpu") or {}).items() if isinstance(workloads, dict)}
+    return Sidecar(provenance, failures, inputs, patterns, cpu)
 
 
 def to_json(record: Sidecar) -> dict[str, Any]:
@@ -49,7 +52,8 @@ def to_json(record: Sidecar) -> dict[str, Any]:
             "failures": [{"benchmark": name, "params": list(params), **failure.to_json()}
                          for (name, params), failure in sorted(record.failures.items())],
             **({"inputs": sorted(record.inputs)} if record.inputs else {}),
-            **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {})}
+            **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {}),
+            **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(record.cpu.items())}} if record.cpu else {})}
 
 
 def read(result_path: Path) -> Sidecar:
@@ -66,10 +70,14 @@ def read(result_path: Path) -> Sidecar:
 
 def merge(result_path: Path, provenance: Provenance | None = None,
           failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = (),
-          patterns: dict[str, str | None] | None = None) -> Path:
+          patterns: dict[str, str | None] | None = None,
+          cpu: dict[tuple[str, str], CpuOps] | None = None) -> Path:
     """Add to a result file's sidecar: set the given provenance fields, add or replace failures,
-    add to the files read, set each written benchmark's ``-b`` pattern (None or "": the run selected all)."""
+    add to the files read, set each written benchmark's ``-b`` pattern (None or "": the run selected
+    all), set each lowered workload's CPU ops (``(module, workload) -> ops``)."""
     record = read(result_path)
+    for (module, workload), ops in (cpu or {}).items():
+        record.cpu.setdefault(module, {})[workload] = ops
     record.inputs |= set(inputs)
     for benchmark, pattern in (patterns or {}).items():
         record.patterns[benchmark] = pattern or ""  # "": the run selected every combination
