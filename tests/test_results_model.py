@@ -145,6 +145,7 @@ def test_a_lowered_probe_logs_its_cpu_ops_with_the_partitioners_reasons(tmp_path
     from vkbench.results.recording import read_cpu_log
 
     common = load_benchmark("common")
+    monkeypatch.setattr(common, "_NOTED_INPUTS", set())  # the modules it notes stay this test's
     log = tmp_path / "failures.jsonl"
     monkeypatch.setenv("VKBENCH_FAILURE_LOG", str(log))
     monkeypatch.setenv("ASV_COMMIT", "c" * 40)
