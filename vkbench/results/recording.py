@@ -215,7 +215,7 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
             record = read_file(path)
         except ResultFileError:
             continue  # reported by whoever reads the directory; nothing to stamp
-        written = written_patterns(record, (started or {}).get(path, {}), sidecar.read(path).patterns,
+        written = written_patterns(record, (started or {}).get(path, {}), record.sidecar.patterns,
                                    provenance.bench_pattern, since_ms)
         if not written:
             continue  # changed, but not by this run
