@@ -107,7 +107,7 @@ def note_inputs() -> None:
     """Log the ``executorch`` modules this process has imported so far (new ones only).
 
     A commit whose lowering imports a module outside its class's input set
-    (:mod:`vkbench.suite.fingerprint`) shows it here; ``vkbench history classes``
+    (:mod:`vkbench.commits.fingerprint`) shows it here; ``vkbench history classes``
     then widens the set and re-classifies. Same log, same switch as :func:`note_failure`.
     """
     log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()

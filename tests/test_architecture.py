@@ -1,6 +1,8 @@
 """The layering rules of ``vkbench/``, checked on its source (no imports run).
 
-* no import cycles between vkbench modules, counting imports inside functions;
+* the packages form the layers of :data:`LAYERS`: a module imports only its own layer and the ones
+  below it, counting imports inside functions (README's "Where things live" follows the list);
+* no import cycles between vkbench packages, nor between vkbench modules;
 * at most two ``__main__`` entry points (the ``vkbench`` command and the isolated child worker);
 * one reader of asv's files: only :mod:`vkbench.results.asv_files` names ``result_columns``;
 * parsed arguments stay in :mod:`vkbench.cli`: no other module takes an ``argparse.Namespace``;
@@ -17,6 +19,12 @@ from vkbench.suite import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "vkbench"
+
+
+#: vkbench's packages, bottom first: each imports only its own layer and the layers before it.
+#: ``vkbench`` stands for the modules directly in the package (settings, paths, tables, git).
+LAYERS = ("vkbench", "core", "workloads", "suite", "build", "commits", "results", "execution", "runs",
+          "site", "cli", "__main__")
 
 
 def _modules() -> dict[str, Path]:
@@ -103,6 +111,49 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
+
+
+def layer(module: str) -> str:
+    """The layer a vkbench module belongs to: its first-level package, or ``vkbench`` for a top module."""
+    parts = module.split(".")
+    if len(parts) > 2 or (ROOT / "vkbench" / parts[-1]).is_dir() or parts[-1] == "__main__":
+        return parts[1]
+    return "vkbench"
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``layer -> layers it imports``, from the module graph."""
+    found: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        found.setdefault(layer(module), set()).update(layer(m) for m in imported)
+    return {name: targets - {name} for name, targets in found.items()}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module from a layer above its own (``module -> module``)."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return sorted(f"{module} -> {target}" for module, imported in graph.items() for target in imported
+                  if rank[layer(target)] > rank[layer(module)])
+
+
+def test_the_layer_list_names_every_package() -> None:
+    packages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert packages | {"vkbench", "__main__"} == set(LAYERS)
+
+
+def test_the_layer_checks_find_an_upward_import_and_a_package_cycle() -> None:
+    graph = {"vkbench.results.bugs": {"vkbench.site.dashboard"}, "vkbench.site.dashboard": set()}
+    assert upward_imports(graph) == ["vkbench.results.bugs -> vkbench.site.dashboard"]
+    graph["vkbench.site.dashboard"] = {"vkbench.results.model"}
+    assert cycles(package_graph(graph)) == [["results", "site"]]
+
+
+def test_no_upward_imports() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_no_package_cycles() -> None:
+    assert cycles(package_graph(import_graph())) == []
 
 
 def _main_blocks(tree: ast.AST) -> int:

@@ -293,6 +293,7 @@ def test_dashboard_links_the_bug_list_from_blockers_and_ladder():
 
 def test_a_run_record_round_trips_and_reaches_its_row(tmp_path):
     """A reproducer run on a build (here: this interpreter, two quick files) lands on its row."""
+    from vkbench.execution import repros
     from vkbench.results import repro_runs
 
     fake = tmp_path / "repro"
@@ -301,7 +302,7 @@ def test_a_run_record_round_trips_and_reaches_its_row(tmp_path):
         '"""Doc.\n\nExpected: the failure text\n"""\nprint("noise")\nprint("error: the failure text here")\n')
     (fake / "to_edge_non_core_no_kernel.py").write_text(
         '"""Doc.\n\nExpected: never printed\n"""\nimport sys\nprint("lowered")\nsys.exit(1)\n')
-    record = repro_runs.run(sys.executable, "test-machine", sorted(fake.glob("*.py")))
+    record = repros.run(sys.executable, "test-machine", sorted(fake.glob("*.py")))
     assert record.build.get("torch") and record.build.get("executorch")
     shown, missed = record.runs["to_edge_empty_permuted"], record.runs["to_edge_non_core_no_kernel"]
     assert (shown.reproduced, shown.rc, shown.line) == (True, 0, "error: the failure text here")

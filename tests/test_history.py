@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from vkbench.commits.classes import Classes, classify
+from vkbench.commits.fingerprint import GitObjects, InputRecorder, Inputs, package_root, repo_paths
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import changes
 from vkbench.results.model import Failure, Provenance
 from vkbench.suite import catalogue
-from vkbench.suite.classes import Classes, classify
-from vkbench.suite.fingerprint import GitObjects, InputRecorder, Inputs, package_root, repo_paths
 
 RELEASES = {"1.4": "1.4.1", "1.5": "1.5.1"}
 INPUTS = Inputs("probes", ["executorch/exir/a.py", "executorch/exir/b.py", "executorch/version.py"],
@@ -174,8 +174,8 @@ def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_p
 def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_benchmark, monkeypatch) -> None:
     """The suite logs the executorch modules it imported; the sidecar keeps them; ``widen`` adds
     what the class's set lacks, so the classes are recomputed with the new import."""
+    from vkbench.commits.fingerprint import widen
     from vkbench.results.recording import recording
-    from vkbench.suite.fingerprint import widen
 
     common = load_benchmark("common")
     results = tmp_path / "results"
@@ -189,14 +189,15 @@ def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_be
         _asv(results / "box" / "c.json", "c" * 40, 1, [1, 6], [0, 0])
     record = read_dir(results).files[0]
     assert "executorch/exir/__init__.py" in record.sidecar.inputs
-    wider, added = widen(INPUTS, read_dir(results))
+    read = [(record.commit, record.sidecar.inputs) for record in read_dir(results).files]
+    wider, added = widen(INPUTS, read)
     assert "executorch/exir/__init__.py" in added["c" * 40] and set(INPUTS.files) < set(wider.files)
-    assert widen(wider, read_dir(results)) == (wider, {})
+    assert widen(wider, read) == (wider, {})
 
 
 def test_bisect_halves_over_classes_and_measures_only_first_commits() -> None:
-    from vkbench.suite.bisect import Probe, bisect
-    from vkbench.suite.classes import CommitClass
+    from vkbench.commits.classes import CommitClass
+    from vkbench.runs.bisect import Probe, bisect
 
     classes = Classes("gate", "A..B", [CommitClass(f"{i:040x}", f"d{i}", "1.4.1", [f"{i:040x}"])
                                        for i in range(40)])

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from vkbench.suite import ledger
+from vkbench.runs import ledger
 
 
 @pytest.fixture

@@ -61,8 +61,8 @@ def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path):
     from asv.util import load_json
 
     from vkbench.build.hooks import write_full_conf
-    from vkbench.suite.ledger import write_ledger_config
-    from vkbench.suite.upstream import write_config
+    from vkbench.runs.ledger import write_ledger_config
+    from vkbench.runs.upstream import write_config
 
     shipped = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     assert shipped["launch_method"] == "forkserver"

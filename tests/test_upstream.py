@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from vkbench import cli
-from vkbench.suite import upstream
+from vkbench.runs import upstream
 
 URL = upstream.UPSTREAM_URLS[0]
 LOST = "weights/#big [1].bin"  # the path whose blob the mirror lacks
@@ -211,8 +211,8 @@ def test_cli_registers_and_explains_itself(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_tier_adds_its_bench_pattern(tmp_path):
+    from vkbench.runs.upstream import asv_command
     from vkbench.suite.tiers import TIERS
-    from vkbench.suite.upstream import asv_command
 
     command = asv_command(tmp_path / "c.json", ["--", "run", "HASHFILE:h.txt"], "box", "gate")
     assert command[command.index("-b") + 1] == TIERS["gate"] and command[-1] == "HASHFILE:h.txt"

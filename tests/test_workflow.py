@@ -49,7 +49,7 @@ def test_plan_step_lists_the_classes_no_recorded_commit_answers(workflow: dict, 
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan job's own command on a small repo: one commit per class, recorded classes left out."""
     from vkbench.build import aot
-    from vkbench.suite.fingerprint import Inputs
+    from vkbench.commits.fingerprint import Inputs
 
     script = next(run for job, run in _runs(workflow) if job == "plan" and "history classes" in run)
     assert "--unmeasured hashes.txt" in script

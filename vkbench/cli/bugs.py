@@ -48,9 +48,10 @@ def _bugs(args: argparse.Namespace) -> int:
 
 def run_repros(python: str, machine: str) -> int:
     """Run every reproducer with ``python``; print one line each and write the machine's record."""
+    from vkbench.execution import repros
     from vkbench.results import repro_runs
 
-    record = repro_runs.run(python, machine)
+    record = repros.run(python, machine)
     for name, run in record.runs.items():
         seen = "reproduced" if run.reproduced else "NOT reproduced"
         print(f"{seen:15s} rc={run.rc:<4d} {run.seconds:6.1f}s {name}: {run.line[:110]}")

@@ -31,7 +31,7 @@ def inputs_path(workloads: str) -> Path:
 
 def add_parser(sub: Subparsers) -> None:
     """Register ``changes`` and ``history``."""
-    from vkbench.suite.fingerprint import WORKLOAD_SETS
+    from vkbench.commits.fingerprint import WORKLOAD_SETS
 
     changes = sub.add_parser("changes", help="every step of a recorded count, on the commit that caused it")
     changes.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
@@ -74,7 +74,7 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
-    from vkbench.suite.classes import Classes
+    from vkbench.commits.classes import Classes
 
     try:
         return Classes.read(path)
@@ -108,7 +108,7 @@ def _changes(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> int:
-    from vkbench.suite.fingerprint import measure_inputs
+    from vkbench.commits.fingerprint import measure_inputs
 
     found = measure_inputs(args.workloads, lambda name: print(f"  lowering {name}", file=sys.stderr))
     path = found.write(args.out or inputs_path(args.workloads))
@@ -118,14 +118,15 @@ def _inputs(args: argparse.Namespace) -> int:
 
 def _classes(args: argparse.Namespace) -> int:
     from vkbench.build.aot import base_chooser
+    from vkbench.commits.classes import classify
+    from vkbench.commits.fingerprint import Inputs, widen
     from vkbench.results.asv_files import read_dir
-    from vkbench.suite.classes import classify
-    from vkbench.suite.fingerprint import Inputs, widen
-    from vkbench.suite.upstream import git_dir
+    from vkbench.runs.upstream import git_dir
 
     try:
         source = args.inputs or inputs_path(args.workloads)
-        inputs, added = widen(Inputs.read(source), read_dir(args.results))
+        read = [(record.commit, record.sidecar.inputs) for record in read_dir(args.results).files]
+        inputs, added = widen(Inputs.read(source), read)
         if added:
             inputs.write(source)
             for commit, files in added.items():
@@ -155,8 +156,8 @@ def _classes(args: argparse.Namespace) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from vkbench.suite.bisect import Probe, bisect, recorded_or_run
-    from vkbench.suite.ledger import machine_name
+    from vkbench.runs.bisect import Probe, bisect, recorded_or_run
+    from vkbench.runs.ledger import machine_name
 
     classes = _read_classes(args.classes)
     good, bad = classes.class_of(args.good), classes.class_of(args.bad)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers, UsageError, add_format_options
-from vkbench.paths import RESULTS_ROOT
+from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.suite.tiers import TIERS
 
 
@@ -51,20 +51,29 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from vkbench.suite.ledger import record_installed
+    from vkbench.runs.ledger import record_installed
     from vkbench.suite.tiers import bench_args
 
     asv_args = [a for a in args.asv_args if a != "--"]
     if args.tier:
         asv_args = bench_args(args.tier) + asv_args
-    return record_installed(asv_args, publish_site=not args.no_publish, release_version=args.release,
-                            tier=args.tier)
+    code = record_installed(asv_args, release_version=args.release, tier=args.tier)
+    return code if args.no_publish else publish() or code
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from vkbench.suite.ledger import publish
-
     return publish()
+
+
+def publish() -> int:
+    """``asv publish`` the releases, then the offline site around them (when asv succeeded)."""
+    from vkbench.runs import ledger
+    from vkbench.site import make_offline
+
+    code = ledger.publish()
+    if code == 0:
+        make_offline(ROOT / "html")
+    return code
 
 
 def _summary(args: argparse.Namespace) -> int:
@@ -75,7 +84,7 @@ def summary() -> int:
     """What the last ``vkbench record`` stored for the installed release on this machine."""
     from vkbench.core.versions import executorch_identity
     from vkbench.results.summary import summary as print_summary
-    from vkbench.suite.ledger import RESULTS_DIR, load_manifest, machine_name
+    from vkbench.runs.ledger import RESULTS_DIR, load_manifest, machine_name
 
     version = str(executorch_identity()["version"])
     release = next((r for r in load_manifest() if r.version == version), None)
@@ -95,9 +104,9 @@ def cost(results: Path, tiers: list[str] | None, classes_file: Path | None = Non
     the classes of the range, each row says which class the commit measures and how many commits
     that answers (the cost of a class is the cost of its one measured commit).
     """
+    from vkbench.commits.classes import Classes
     from vkbench.results.asv_files import read_dir
     from vkbench.results.cost import costs, render
-    from vkbench.suite.classes import Classes
 
     if not (results / "benchmarks.json").is_file():
         raise UsageError(f"{results} holds no asv results (no benchmarks.json)")

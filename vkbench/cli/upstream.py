@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers, UsageError
+from vkbench.runs.upstream import DEFAULT_CONFIG, STATE_DIR
 from vkbench.suite.tiers import TIERS
-from vkbench.suite.upstream import DEFAULT_CONFIG, STATE_DIR
 
 _EPILOG = """examples:
   vkbench upstream --mirror /srv/mirrors/executorch.git -- run HASHFILE:hashes.txt -b ProbeCoverage
@@ -47,8 +47,8 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _upstream(args: argparse.Namespace) -> int:
-    from vkbench.suite.ledger import machine_name
-    from vkbench.suite.upstream import UpstreamError, run
+    from vkbench.runs.ledger import machine_name
+    from vkbench.runs.upstream import UpstreamError, run
 
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from vkbench.results.ladder import LADDER
+
 #: Version of :meth:`Outcome.to_json`'s form.
 SCHEMA = 1
-#: The rungs, in order: what ``reached`` can be (``""``: not even lowered).
-LADDER = ("lowered", "loads", "runs", "matches")
 #: Signal-to-noise ratio (dB) of the runtime output against eager from which it "matches".
 MATCH_SNR_DB = 40.0
 #: The stage a failure at each rung is recorded under (anything else failed before lowering ended).

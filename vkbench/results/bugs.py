@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vkbench.execution.outcome import LADDER
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results import repro_runs
 from vkbench.results.asv_files import read_dir
+from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.suite import catalogue
 
 PARTITIONER = "ExecuTorch Vulkan partitioner"
@@ -56,10 +56,6 @@ VULKAN_BUILD = "a Vulkan-enabled ExecuTorch (vkbench build full; docs/runtime.md
 LOWERING_STAGES = ("build", "export", "to_edge", "partition", "preprocess", "to_executorch")
 #: Stages at which a failure happens while running the program.
 RUNTIME_STAGES = ("load", "run")
-#: The ladder's rung names by rungs missed (0: matches eager ... 4: did not lower).
-RUNGS = (*reversed(LADDER), "not lowered")
-#: asv's ladder benchmarks (params: entry or ``probe/<name>`` x runner).
-LADDERS = (catalogue.POLICY_LADDER, catalogue.VLA_LADDER, catalogue.PROBE_LADDER)
 
 
 @dataclass(frozen=True)
@@ -344,7 +340,7 @@ def ladder(results_root: Path = RESULTS_ROOT) -> dict[str, dict[str, str]]:
             for point in record.points(benchmark.name):
                 if point.value is not None:
                     entry, runner = point.params
-                    found.setdefault(entry, {})[f"{record.machine} ({runner})"] = RUNGS[int(point.value)]
+                    found.setdefault(entry, {})[f"{record.machine} ({runner})"] = rung_name(point.value)
     return found
 
 
@@ -373,7 +369,7 @@ def probe_history(probe: str, results_root: Path = RESULTS_ROOT) -> list[History
     Main commits go in the order of their classes (``results/history/classes-gate.json``: asv's
     commit dates are not first-parent order), release results by date among them.
     """
-    from vkbench.suite.classes import stored
+    from vkbench.commits.classes import stored
 
     releases = _release_labels(results_root)
     classes = stored(results_root)

@@ -1,7 +1,7 @@
 """The changes table: every step of a count across the recorded range, on the commit that caused it.
 
 Recorded commits are put on their lines of history: the main line in the
-order of its classes (:mod:`vkbench.suite.classes`, runs of commits with
+order of its classes (:mod:`vkbench.commits.classes`, runs of commits with
 identical lowering inputs); the release tags in version order, going on
 into the main commits recorded after the newest of them (a release branch
 leaves main, so its steps are ranges, never exact); anything else in
@@ -25,7 +25,7 @@ from typing import Any
 
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
-from vkbench.suite.classes import Classes, CommitClass
+from vkbench.commits.classes import Classes, CommitClass
 
 #: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
 TIMING_FACTOR = 1.4

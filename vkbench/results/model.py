@@ -160,7 +160,7 @@ class Sidecar:
     provenance: Provenance = field(default_factory=Provenance)
     failures: dict[tuple[str, Params], Failure] = field(default_factory=dict)
     #: Wheel paths of the ``executorch`` files the run's lowerings read at this commit (imports),
-    #: so a new import is seen against the class's input set (:mod:`vkbench.suite.fingerprint`).
+    #: so a new import is seen against the class's input set (:mod:`vkbench.commits.fingerprint`).
     inputs: set[str] = field(default_factory=set)
     #: Benchmark -> the ``-b`` pattern of the run that last wrote it ("" for all): asv writes NaN for
     #: the combinations the pattern left out, which are then not points (:meth:`ResultFile.points`).

@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from vkbench.commits.classes import Classes, stored
 from vkbench.results.changes import Change, Changes
-from vkbench.suite.classes import Classes, stored
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
          "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em;width:100%;table-layout:fixed}"

@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vkbench.commits.classes import stored
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import Change, changes
 from vkbench.results.model import ResultSet, finite
 from vkbench.suite import catalogue
-from vkbench.suite.classes import stored
 
 PARTITION_TIME = catalogue.PARTITION_TIME.name
 PARTITION_PHASES = catalogue.PARTITION_PHASES.name

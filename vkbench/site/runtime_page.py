@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from vkbench import settings
-from vkbench.execution.outcome import LADDER, LADDER_HEADERS, ladder_rows
+from vkbench.execution.outcome import LADDER_HEADERS, ladder_rows
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
+from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import Params, ResultFile
 from vkbench.suite import catalogue
 from vkbench.suite.catalogue import Benchmark
@@ -45,10 +46,6 @@ EAGER_MANY_LABEL = "eager PyTorch"
 POLICY_BENCHMARKS = {catalogue.POLICY_FORWARD: "forward", catalogue.POLICY_DIFF: "max abs diff"}
 POLICY_EAGER = catalogue.POLICY_EAGER
 STEP_LIMIT = catalogue.STEP_LIMIT
-#: Ladder benchmarks (params: entry or ``probe/<name>`` × runner): rungs missed, 0 = matches eager.
-LADDERS = (catalogue.POLICY_LADDER, catalogue.VLA_LADDER, catalogue.PROBE_LADDER)
-#: Rungs missed -> the rung reached (the ladder, top first; 4 missed: not lowered).
-RUNG_NAMES = (*reversed(LADDER), "not lowered")
 #: How ``ProbeLadder`` names its rows (params ``probe/<name>``), next to the policy entries.
 PROBE_PREFIX = "probe/"
 
@@ -75,7 +72,7 @@ def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
         for benchmark in LADDERS:
             for (entry, runner), short in _values(record, benchmark):
                 if short is not None:
-                    row["ladder"][(RUNNER_LABELS[runner], entry)] = RUNG_NAMES[int(short)]
+                    row["ladder"][(RUNNER_LABELS[runner], entry)] = rung_name(short)
         for (runner,), short in _values(record, STEP_LIMIT):
             if short is None:
                 continue

@@ -1,1 +1,4 @@
-"""The asv suite: its catalogue of benchmarks and tiers, and how it is run (ledger, upstream mirror)."""
+"""The asv suite: its catalogue of benchmarks (names and fixed grids) and its tiers.
+
+What the suite is, not how it runs (that is :mod:`vkbench.runs`).
+"""

@@ -2,7 +2,7 @@
 
 Measuring one commit per class, the first, puts every step of a count
 exactly on the commit that caused it, with no bisection: a commit whose
-fingerprint (:mod:`vkbench.suite.fingerprint`) equals its predecessor's
+fingerprint (:mod:`vkbench.commits.fingerprint`) equals its predecessor's
 lowers the tier's workloads from byte-identical files on the same base
 wheel and torch, so its counts are its class's. A class is a *run*: a
 commit that returns to an earlier fingerprint after a different one starts
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vkbench.suite.fingerprint import Fingerprint, Inputs, fingerprints, read_document, write_document
+from vkbench.commits.fingerprint import Fingerprint, Inputs, fingerprints, read_document, write_document
 
 SCHEMA = 1
 
@@ -137,7 +137,7 @@ def group(prints: Sequence[Fingerprint]) -> list[CommitClass]:
 
 def classify(git_dir: Path, revision_range: str, inputs: Inputs,
              base_for: Callable[[str | None], str]) -> Classes:
-    """The classes of ``revision_range`` for ``inputs`` (:func:`~vkbench.suite.fingerprint.fingerprints`)."""
+    """The classes of ``revision_range`` for ``inputs`` (:func:`.fingerprint.fingerprints`)."""
     commits = first_parent(git_dir, revision_range)
     classes = group(fingerprints(git_dir, commits, inputs, base_for))
     found = messages(git_dir, [c.first for c in classes])

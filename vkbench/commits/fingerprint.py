@@ -35,8 +35,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vkbench.results.model import ResultSet
-
 SCHEMA = 1
 #: Tiers whose workload set :func:`measure_inputs` can run (the gate's probes, Blocks and fast policies).
 WORKLOAD_SETS = ("probes", "gate")
@@ -350,19 +348,20 @@ def fingerprints(git_dir: Path, commits: Sequence[str], inputs: Inputs,
     return out
 
 
-def widen(inputs: Inputs, found: ResultSet) -> tuple[Inputs, dict[str, list[str]]]:
+def widen(inputs: Inputs, read: Iterable[tuple[str, set[str]]]) -> tuple[Inputs, dict[str, list[str]]]:
     """``inputs`` plus every file a recorded commit read that the set lacks (a new import there).
 
-    The sidecars of recorded upstream commits keep what their lowerings imported; a file outside
+    ``read`` is (commit, files its lowering read) per recorded commit, from the sidecars of recorded
+    upstream commits (``ResultFile.sidecar.inputs``); a file outside
     the set means the set was measured where that code did not exist, so the classes are recomputed
     with it. Returns the widened set and, per commit, the files it added.
     """
     known = set(inputs.files)
     added: dict[str, list[str]] = {}
-    for record in found.files:
-        extra = sorted(record.sidecar.inputs - known - set().union(*map(set, added.values())))
+    for commit, files in read:
+        extra = sorted(files - known - set().union(*map(set, added.values())))
         if extra:
-            added[record.commit] = extra
+            added[commit] = extra
     if not added:
         return inputs, {}
     files = sorted(known.union(*map(set, added.values())))

@@ -41,7 +41,7 @@ from vkbench.paths import ROOT
 from vkbench.results.asv_files import without_unreadable
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
-from vkbench.suite.provenance import run_provenance
+from vkbench.runs.provenance import run_provenance
 from vkbench.suite.tiers import bench_args
 
 #: Where templates, the mirror facts cache and the derived asv config live.

@@ -29,7 +29,7 @@ from vkbench.paths import ROOT
 from vkbench.results import sidecar
 from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
 from vkbench.results.recording import recording
-from vkbench.suite.provenance import run_provenance
+from vkbench.runs.provenance import run_provenance
 
 RESULTS_DIR = ROOT / "results" / "releases"
 MANIFEST = ROOT / "results" / "ledger.json"
@@ -211,7 +211,11 @@ def _asv(*args: str, env: dict[str, str] | None = None) -> int:
 
 
 def publish() -> int:
-    """Rebuild the ledger from the manifest and publish results/releases to html/releases."""
+    """Rebuild the ledger from the manifest and ``asv publish`` results/releases to html/releases.
+
+    The offline site around it is the caller's to make (:func:`vkbench.site.make_offline`): this
+    layer runs asv and knows nothing of the pages.
+    """
     rebuild_ledger(load_manifest())
     readable, problems = without_unreadable(RESULTS_DIR, ROOT / ".asv" / "publishable" / "releases")
     for problem in problems:
@@ -219,12 +223,6 @@ def publish() -> int:
     config = write_ledger_config(readable)
     code = _asv("publish", "--config", str(config))
     write_ledger_config()  # recording goes on into the real results
-    if code == 0:
-        try:
-            from vkbench.site import make_offline  # offline assets + coverage page
-        except ImportError:
-            return code
-        make_offline(ROOT / "html")
     return code
 
 
@@ -238,8 +236,8 @@ def recorded_release(version: str) -> Release:
     raise SystemExit(f"vkbench: release {version!r} is not in {MANIFEST.name} (known: {known})")
 
 
-def record_installed(asv_args: list[str], publish_site: bool = True,
-                     release_version: str | None = None, tier: str | None = None) -> int:
+def record_installed(asv_args: list[str], release_version: str | None = None,
+                     tier: str | None = None) -> int:
     """``asv run`` the suite against this interpreter, filed under the installed release.
 
     ``release_version`` files the results under a release already in the
@@ -262,6 +260,4 @@ def record_installed(asv_args: list[str], publish_site: bool = True,
                     "--set-commit-hash", str(release.commit), "--machine", machine,
                     "--show-stderr", *asv_args, env=env)
     normalize_results(str(release.commit), machine)
-    if publish_site:
-        code = publish() or code
     return code
