@@ -743,7 +743,7 @@ def plot_ladder(counts: dict[str, dict[str, Counter[str]]]) -> str:
     the axes, so it covers no bar."""
     from matplotlib.ticker import MaxNLocator
 
-    from vkbench.site.runtime_page import RUNG_NAMES
+    from vkbench.results.ladder import RUNGS as RUNG_NAMES
 
     labels = list(counts)
     kinds = [k for k in ("policy entries", "probes") if any(sum(counts[h][k].values()) for h in labels)]
