@@ -20,7 +20,6 @@ import os
 import platform
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vkbench import settings
@@ -28,22 +27,15 @@ from vkbench.core.versions import executorch_identity
 from vkbench.paths import ROOT
 from vkbench.results import sidecar
 from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
+from vkbench.results.ledger_file import Release, manifest_path, read_ledger, write_ledger
 from vkbench.results.recording import recording
 from vkbench.runs.provenance import run_provenance
 
 RESULTS_DIR = ROOT / "results" / "releases"
-MANIFEST = ROOT / "results" / "ledger.json"
+MANIFEST = manifest_path(ROOT / "results")
 LEDGER_REPO = ROOT / ".asv" / "ledger"
 LEDGER_CONFIG = ROOT / ".asv" / "releases.conf.json"
 _AUTHOR = {"name": "vkbench ledger", "email": "ledger@vkbench.invalid"}
-
-
-@dataclass
-class Release:
-    version: str
-    git_version: str | None
-    date: str  # ISO 8601, UTC
-    commit: str | None = None
 
 
 def release_date(version: str) -> str:
@@ -66,15 +58,11 @@ def release_date(version: str) -> str:
 
 
 def load_manifest() -> list[Release]:
-    if not MANIFEST.exists():
-        return []
-    return [Release(**entry) for entry in json.loads(MANIFEST.read_text())["releases"]]
+    return read_ledger(MANIFEST.parent)
 
 
 def save_manifest(releases: list[Release]) -> None:
-    MANIFEST.parent.mkdir(parents=True, exist_ok=True)
-    data = {"about": __doc__.split("\n\n")[0], "releases": [asdict(r) for r in releases]}
-    MANIFEST.write_text(json.dumps(data, indent=2) + "\n")
+    write_ledger(MANIFEST.parent, releases, __doc__.split("\n\n")[0])
 
 
 def _git(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
