@@ -22,7 +22,6 @@ A blocked entry that matches no row gets a row of its own, keyed by stage and no
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from vkbench.paths import RESULTS_ROOT, ROOT
-from vkbench.results import repro_runs
-from vkbench.results.asv_files import read_dir
 from vkbench.results.ladder import LADDERS, rung_name
+from vkbench.results.records import Recorded, read_recorded
+from vkbench.results.repro_runs import ReproRecord
+from vkbench.results.surveys import latest_path
 from vkbench.suite import catalogue
 
 PARTITIONER = "ExecuTorch Vulkan partitioner"
@@ -316,26 +316,20 @@ class BugRow:
 
 # -- reading the results ------------------------------------------------------------------------------
 
-def _version_key(path: Path) -> tuple[tuple[int, ...], str]:
-    match = re.match(r"executorch-([\d.]+)", path.name)
-    return (tuple(int(p) for p in match.group(1).strip(".").split(".")) if match else ()), path.name
-
-
 def latest_policies(results_root: Path = RESULTS_ROOT) -> Path | None:
     """The newest ExecuTorch's ``results/policies`` file (None when none is committed)."""
-    paths = sorted((results_root / "policies").glob("*.json"), key=_version_key)
-    return paths[-1] if paths else None
+    return latest_path(results_root)
 
 
-def _policy_rows(results_root: Path) -> list[dict[str, Any]]:
-    path = latest_policies(results_root)
-    return json.loads(path.read_text()).get("rows", []) if path else []
+def _recorded(results: Recorded | Path) -> Recorded:
+    """``results`` itself, or everything recorded under the folder it names, read once."""
+    return results if isinstance(results, Recorded) else read_recorded(Path(results))
 
 
-def ladder(results_root: Path = RESULTS_ROOT) -> dict[str, dict[str, str]]:
+def ladder(results: Recorded | Path = RESULTS_ROOT) -> dict[str, dict[str, str]]:
     """``entry (or probe/<name>) -> "machine (runner)" -> rung reached``, from ``results/releases``."""
     found: dict[str, dict[str, str]] = {}
-    for record in read_dir(results_root / "releases").files:
+    for record in _recorded(results).releases.files:
         for benchmark in LADDERS:
             for point in record.points(benchmark.name):
                 if point.value is not None:
@@ -353,30 +347,25 @@ class HistoryPoint:
     cpu_ops: float | None
 
 
-def _release_labels(results_root: Path) -> dict[str, str]:
+def _release_labels(recorded: Recorded) -> dict[str, str]:
     """Ledger commit -> ``<upstream commit> (v<version>)``: release results are filed under ledger commits."""
-    try:
-        releases = json.loads((results_root / "ledger.json").read_text()).get("releases", [])
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return {r["commit"]: f"{(r.get('git_version') or '')[:8]} (v{r['version'].split('+')[0]})".lstrip()
-            for r in releases if r.get("commit")}
+    return {r.commit: f"{(r.git_version or '')[:8]} (v{r.short_version})".lstrip()
+            for r in recorded.ledger if r.commit}
 
 
-def probe_history(probe: str, results_root: Path = RESULTS_ROOT) -> list[HistoryPoint]:
+def probe_history(probe: str, results: Recorded | Path = RESULTS_ROOT) -> list[HistoryPoint]:
     """The probe's record on every commit that holds it, oldest first (upstream and release results).
 
     Main commits go in the order of their classes (``results/history/classes-gate.json``: asv's
     commit dates are not first-parent order), release results by date among them.
     """
-    from vkbench.commits.classes import stored
-
-    releases = _release_labels(results_root)
-    classes = stored(results_root)
+    recorded = _recorded(results)
+    releases = _release_labels(recorded)
+    classes = recorded.classes
     position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
     dated: dict[str, tuple[int, int, HistoryPoint]] = {}
-    for folder in ("upstream", "releases"):
-        for record in read_dir(results_root / folder).files:
+    for found in (recorded.upstream, recorded.releases):
+        for record in found.files:
             failed = record.values(catalogue.PROBE_FAILED.name).get((probe,))
             if failed is None:
                 continue
@@ -481,11 +470,15 @@ def _still_stops(stage: str, rungs: dict[str, str]) -> bool:
     return _stops_at_load(rungs) if stage == "load" else all(rung == "runs" for rung in rungs.values())
 
 
-def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
-    """Every row, in :data:`BUGS` order, then the unrecorded load failures and unclassified blocks."""
-    policy = {row["entry"]: row for row in _policy_rows(results_root)}
-    rungs = ladder(results_root)
-    runs = repro_runs.read_all(results_root / "bugs")
+def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
+    """Every row, in :data:`BUGS` order, then the unrecorded load failures and unclassified blocks.
+
+    ``results``: what :func:`~vkbench.results.records.read_recorded` read, or the folder to read it from.
+    """
+    recorded = _recorded(results)
+    policy = {row["entry"]: row for row in (recorded.survey.rows if recorded.survey else [])}
+    rungs = ladder(recorded)
+    runs = recorded.repro_runs
     rows: list[BugRow] = []
     claimed: set[str] = set()
     unmatched = {entry: blocks for entry, row in policy.items() if (blocks := _blocks(row))}
@@ -501,11 +494,11 @@ def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
                 unmatched[entry] = [b for b in unmatched.get(entry, []) if not _matches(bug, entry, b)]
             lowered_with_op = [e for e in entries if policy[e].get("status") == "lowered"]
             what_if = [_coverage(policy.get(e), e) for e in (*bug.workarounds, *lowered_with_op)]
-        rows.append(_row(bug, entries, what_if, rungs, results_root, runs))
+        rows.append(_row(bug, entries, what_if, rungs, recorded, runs))
     stuck = sorted(e for e, r in rungs.items() if not e.startswith("probe/") and _stops_at_load(r)
                    and e not in claimed)
     if stuck:
-        rows.append(_row(UNRECORDED_LOAD, stuck, [], rungs, results_root, runs))
+        rows.append(_row(UNRECORDED_LOAD, stuck, [], rungs, recorded, runs))
     groups: dict[tuple[str, str], list[str]] = {}
     for entry, blocks in unmatched.items():
         for block in blocks:
@@ -517,15 +510,16 @@ def bug_rows(results_root: Path = RESULTS_ROOT) -> list[BugRow]:
 
 
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: dict[str, dict[str, str]],
-         results_root: Path, runs: list[repro_runs.ReproRecord]) -> BugRow:
+         recorded: Recorded, runs: list[ReproRecord]) -> BugRow:
     first_bad = fixed_in = last_good = summary = ""
     if bug.probe and bug.history:
-        first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, results_root),
+        first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
                                                                 bug.history)
     name = Path(bug.repro).stem if bug.repro else ""
     seen = {record.machine: {"reproduced": record.runs[name].reproduced, "rc": record.runs[name].rc,
                              "line": record.runs[name].line, "date": record.date,
-                             "executorch": record.build.get("git_version") or record.build.get("executorch", ""),
+                             "executorch": (record.build.get("git_version")
+                                            or record.build.get("executorch", "")),
                              "torch": record.build.get("torch", "")}
             for record in runs if name in record.runs}
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,
