@@ -16,14 +16,17 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import os
 import re
-import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
+
+# What asv does not store (a failure's reason, the CPU ops behind a count, the executorch files read)
+# goes to the run's failure log; its writer sits beside its reader in vkbench.results.failure_log,
+# which holds the line format both sides share. The modules call these as ``common.note_*``.
+from vkbench.results.failure_log import note_cpu, note_failure, note_inputs
 
 # The fixed parameter grids come from the suite's catalogue, the names the result readers use,
 # so a renamed class or a changed grid fails tests/test_catalogue.py instead of silently
@@ -83,67 +86,6 @@ def lower_probe(name: str) -> dict[str, Any]:
         note_cpu("probe", name, record)
     note_inputs()
     return record
-
-
-def _log(line: dict[str, Any]) -> None:
-    """Append one line to ``$VKBENCH_FAILURE_LOG``, tagged with the commit and environment asv runs
-    (``ASV_COMMIT``, ``ASV_ENV_NAME``); without the variable (plain ``asv run``) nothing is written.
-
-    ``vkbench record`` and ``vkbench upstream`` set it and store what it holds beside asv's result
-    files (:mod:`vkbench.results.recording`). One short append per line: safe across processes.
-    """
-    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
-    if not log:
-        return
-    tagged = {"commit": os.environ.get("ASV_COMMIT", ""), "env": os.environ.get("ASV_ENV_NAME", ""), **line}
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(json.dumps(tagged) + "\n")
-
-
-_NOTED_INPUTS: set[str] = set()
-
-
-def note_inputs() -> None:
-    """Log the ``executorch`` modules this process has imported so far (new ones only).
-
-    A commit whose lowering imports a module outside its class's input set
-    (:mod:`vkbench.commits.fingerprint`) shows it here; ``vkbench history classes``
-    then widens the set and re-classifies. Same log, same switch as :func:`note_failure`.
-    """
-    log = os.environ.get("VKBENCH_FAILURE_LOG", "").strip()
-    if not log or "executorch" not in sys.modules:
-        return
-    root = Path(next(iter(sys.modules["executorch"].__path__))).resolve()
-    files = set()
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if path and Path(path).resolve().is_relative_to(root):
-            files.add(f"{root.name}/{Path(path).resolve().relative_to(root).as_posix()}")
-    new = files - _NOTED_INPUTS
-    if not new:
-        return
-    _NOTED_INPUTS.update(new)
-    _log({"kind": "inputs", "files": sorted(new)})
-
-
-def note_failure(kind: str, workload: str, stage: str, error: str) -> None:
-    """Keep why a workload failed: asv stores its points as NaN and prints the reason only on stderr.
-
-    One JSON line per failed workload in the run's log (:func:`_log`).
-    """
-    _log({"kind": kind, "workload": workload, "stage": stage, "error": str(error)})
-
-
-def note_cpu(kind: str, workload: str, coverage: dict[str, Any]) -> None:
-    """Keep what the partitioner left on the CPU and why (``op -> nodes, reason -> nodes``).
-
-    asv stores only the counts; a step in a count is explained by the ops and reasons that
-    changed between the two commits (``vkbench changes``).
-    """
-    reasons = coverage.get("reasons_by_op") or {}
-    cpu = {op: {"nodes": int(nodes), "reasons": reasons.get(op, {})}
-           for op, nodes in (coverage.get("cpu_ops") or {}).items()}
-    _log({"kind": "cpu", "workload_kind": kind, "workload": workload, "cpu": cpu})
 
 
 def cache_directory() -> str:

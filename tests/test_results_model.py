@@ -16,7 +16,8 @@ import pytest
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, write_file
 from vkbench.results.model import Failure, Provenance
-from vkbench.results.recording import read_failure_log, recording, stamp_inferred_tiers
+from vkbench.results.failure_log import read_failure_log
+from vkbench.results.recording import recording, stamp_inferred_tiers
 from vkbench.suite import catalogue
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
@@ -142,10 +143,11 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
 def test_a_lowered_probe_logs_its_cpu_ops_with_the_partitioners_reasons(tmp_path: Path, load_benchmark,
                                                                          monkeypatch) -> None:
     """The suite's probe record (a real lowering of ``mish``) reaches the log as ops and reasons."""
-    from vkbench.results.recording import read_cpu_log
+    from vkbench.results import failure_log
+    from vkbench.results.failure_log import read_cpu_log
 
     common = load_benchmark("common")
-    monkeypatch.setattr(common, "_NOTED_INPUTS", set())  # the modules it notes stay this test's
+    monkeypatch.setattr(failure_log, "_NOTED_INPUTS", set())  # the modules it notes stay this test's
     log = tmp_path / "failures.jsonl"
     monkeypatch.setenv("VKBENCH_FAILURE_LOG", str(log))
     monkeypatch.setenv("ASV_COMMIT", "c" * 40)
@@ -250,9 +252,60 @@ def test_a_file_copied_in_during_a_run_is_not_stamped_with_it(results: Path) -> 
 
 def test_a_stored_reason_reads_the_same_whatever_unbacked_symbols_torch_names():
     """relower_unbacked's error lists a set of symbols whose names and order change from run to run."""
-    from vkbench.results.recording import normalize_error
+    from vkbench.results.failure_key import normalize_error
 
     one = normalize_error("to_edge", "to_edge: PendingUnbackedSymbolNotFound: symbols {u13, u9} not in "
                                      "outputs")
     two = normalize_error("to_edge", "PendingUnbackedSymbolNotFound: symbols {u8, u20, u11} not in outputs")
     assert one == two == "PendingUnbackedSymbolNotFound: symbols {u…} not in outputs"
+
+
+def test_the_failure_key_masks_addresses_and_is_idempotent():
+    """The dashboard listed one preprocess failure once per commit: each run prints other addresses."""
+    from vkbench.results.failure_key import block_key, normalize_error
+
+    def mode(at: str, other: str) -> str:
+        return (f"AssertionError: fake mode (<torch._subclasses.fake_tensor.FakeTensorMode object at {at}>) "
+                f"from fake tensor input 0 doesn't match mode (<...FakeTensorMode object at {other}>)")
+
+    one = normalize_error("preprocess", mode("0x7f2eb4afc5c0", "0x7f2eaf76fad0"))
+    two = normalize_error("preprocess", "preprocess: " + mode("0x7f15d8f618b0", "0x7f15d89198b0") + "\nmore")
+    assert one == two and "object at 0x…>" in one and "0x7f" not in one
+    raw = ("to_edge: E: Eq(u2, 1) {u3, u1} at 0xff in /tmp/tmpab_c/x.py, "
+           "/home/me/.venv/lib/python3.12/site-packages/torch/a.py:12")
+    key = normalize_error("to_edge", raw)
+    assert key == "E: Eq(u…, 1) {u…} at 0x… in <tmp>/x.py, site-packages/torch/a.py:12"
+    assert normalize_error("to_edge", key) == key  # stored keys read back unchanged
+    assert block_key(raw) == ("to_edge", key)
+
+
+def test_a_stored_reason_is_read_through_the_failure_key(results: Path) -> None:
+    """A sidecar recorded before addresses were masked reads like a new one; the file stays as stored."""
+    path = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    sidecar.merge(path, failures=[(catalogue.PROBE_CPU_OPS.name, ("mha_cross",),
+                                   Failure("preprocess", "AssertionError: mode at 0x7f2eb4afc5c0"))])
+    stored = sidecar.path_for(path).read_text()
+    assert "0x7f2eb4afc5c0" in stored
+    assert read_file(path).failure(catalogue.PROBE_CPU_OPS.name, ("mha_cross",)) == Failure(
+        "preprocess", "AssertionError: mode at 0x…")
+    assert sidecar.path_for(path).read_text() == stored
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("{x", "not JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+    ("[1]", "not a sidecar (top level is list)"),
+    ('{"vkbench_sidecar": 7}', "not a version-1 sidecar (vkbench_sidecar is 7)"),
+    ('{"vkbench_sidecar": 1, "provenance": [1]}', "malformed (AttributeError: 'list' object has no attribute "
+                                                   "'items')"),
+])
+def test_a_corrupt_sidecar_is_one_line_and_the_result_file_is_still_read(results: Path, capsys, text: str,
+                                                                          what: str) -> None:
+    path = results / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    sidecar.path_for(path).write_text(text)
+    first, again = read_dir(results), read_dir(results)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"vkbench: {sidecar.path_for(path)}: {what}; read without its sidecar"]
+    for found in (first, again):
+        record = next(f for f in found.files if f.path == path)
+        assert record.tier is None and record.points(catalogue.PROBE_CPU_OPS.name)  # read, no sidecar
+        assert not found.problems

@@ -50,8 +50,10 @@ _ALL = (
     Setting("VKBENCH_DEBIAN_MIRROR", "http://deb.debian.org/debian", "Debian mirror for glslc", "build"),
     # recording
     Setting("VKBENCH_MACHINE", "", "asv machine name (default: `<arch>-<cores>core-cpu`)", "record"),
-    Setting("VKBENCH_FAILURE_LOG", "", "file the suite appends each failed workload's stage and first error "
-            "line to (set by `vkbench record`/`upstream`, which store them beside asv's results)", "record"),
+    Setting("VKBENCH_FAILURE_LOG", "", "file the suite appends a JSON line to per failed workload (stage, "
+            "first error line), per lowered one (CPU ops and why) and per new executorch file read (set by "
+            "`vkbench record`/`upstream`, which store them beside asv's results; "
+            "`vkbench/results/failure_log.py`)", "record"),
     Setting("VKBENCH_CACHE", "", "exported-program cache (default: `<repo>/.asv/cache/exported`)", "record"),
     Setting("VKBENCH_SITE_COVERAGE", "1", "`0`: publishing lists cached coverage only, lowers nothing",
             "record"),

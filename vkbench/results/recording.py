@@ -4,7 +4,7 @@ asv's result files say neither which tier a run was (the ``-b`` pattern),
 nor how it was launched, nor why a point is NaN. ``vkbench record`` and
 ``vkbench upstream -- run`` wrap ``asv run`` in :func:`recording`: before
 the run it notes every result file's state and points the suite's failure
-log (``VKBENCH_FAILURE_LOG``, appended to by ``benchmarks/common.py``) at a
+log (:mod:`vkbench.results.failure_log`) at a
 temporary file; after it, every file the run wrote gets its sidecar
 (:mod:`vkbench.results.sidecar`): the provenance given, and the stage and
 first error line of each failed point, matched by the commit and
@@ -19,33 +19,30 @@ no value (or, for ``ProbeFailure``, the value 1).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
-import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, result_paths
 from vkbench.results.cost import inferred_tier, unrecorded_benchmarks
-from vkbench.results.model import CpuOps, Failure, Params, Provenance, ResultFile
+from vkbench.results.failure_log import (
+    KIND_MODULES,
+    LOG_SETTING,
+    WorkloadCpu,
+    WorkloadFailures,
+    read_cpu_log,
+    read_failure_log,
+    read_inputs_log,
+)
+from vkbench.results.model import Failure, Params, Provenance, ResultFile
 from vkbench.suite import catalogue
 
-#: Failure-log kind -> the benchmark module whose workloads it names.
-KIND_MODULES = {"probe": "bench_probes", "policy": "bench_policies"}
 #: Benchmarks whose value (not NaN) says "failed": they keep the reason too.
 FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
-
-WorkloadFailures = dict[tuple[str, str], Failure]  #: (kind, workload) -> failure
-#: The log's lines of this kind list ``executorch`` files the run read (``benchmarks/common.py``).
-INPUTS_KIND = "inputs"
-#: The log's lines of this kind hold a lowered workload's CPU ops and reasons (``note_cpu``).
-CPU_KIND = "cpu"
-WorkloadCpu = dict[tuple[str, str], CpuOps]  #: (benchmark module, workload) -> CPU ops
 
 
 def _state(root: Path) -> dict[Path, tuple[float, int]]:
@@ -98,75 +95,6 @@ def written_patterns(record: ResultFile, earlier: dict[str, tuple[int | None, st
         kept = before is not None and before[1] == result.version
         out[name] = union_pattern(stored.get(name, "") if kept else None, pattern)
     return out
-
-
-#: What differs between runs of the same failure: temp dirs, asv's per-commit environments, and the
-#: names (and set order) of the unbacked symbols torch lists in PendingUnbackedSymbolNotFound.
-_RUN_PATHS = ((re.compile(r"/tmp/tmp[\w-]+"), "<tmp>"),
-              (re.compile(r"[^\s'\"]*/\.asv/env[^/]*/[0-9a-f]+/lib/python[\d.]+/site-packages/"),
-               "site-packages/"),
-              (re.compile(r"\{u\d+(?:, u\d+)*\}"), "{u…}"))
-
-
-def normalize_error(stage: str, error: str) -> str:
-    """The first line, without a repeated ``<stage>: `` prefix or the run's own paths, so the same
-    failure reads the same at every commit (the changes table and the bug list compare them)."""
-    line = error.strip().splitlines()[0] if error.strip() else ""
-    if stage and line.startswith(f"{stage}: "):
-        line = line[len(stage) + 2:]
-    for pattern, replacement in _RUN_PATHS:
-        line = pattern.sub(replacement, line)
-    return line
-
-
-def _log_items(path: Path) -> Iterator[dict[str, Any]]:
-    """The log's JSON lines, each an object; lines that are not (a killed writer) are skipped."""
-    if not path.is_file():
-        return
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict):
-            yield item
-
-
-def read_failure_log(path: Path) -> dict[tuple[str, str], WorkloadFailures]:
-    """``(commit, env) -> (kind, workload) -> Failure`` from a failure log; bad lines are skipped."""
-    found: dict[tuple[str, str], WorkloadFailures] = {}
-    for item in _log_items(path):
-        if item.get("kind") in (INPUTS_KIND, CPU_KIND):
-            continue
-        try:
-            failure = Failure(str(item["stage"]), normalize_error(str(item["stage"]), str(item["error"])))
-            key = (str(item["commit"]), str(item["env"]))
-            found.setdefault(key, {})[(str(item["kind"]), str(item["workload"]))] = failure
-        except KeyError:
-            continue
-    return found
-
-
-def read_inputs_log(path: Path) -> dict[tuple[str, str], set[str]]:
-    """``(commit, env) -> wheel paths read`` from the same log (lines of kind ``inputs``)."""
-    found: dict[tuple[str, str], set[str]] = {}
-    for item in _log_items(path):
-        if item.get("kind") == INPUTS_KIND and isinstance(item.get("files"), list):
-            key = (str(item.get("commit", "")), str(item.get("env", "")))
-            found.setdefault(key, set()).update(map(str, item["files"]))
-    return found
-
-
-def read_cpu_log(path: Path) -> dict[tuple[str, str], WorkloadCpu]:
-    """``(commit, env) -> (benchmark module, workload) -> CPU ops`` from the same log."""
-    found: dict[tuple[str, str], WorkloadCpu] = {}
-    for item in _log_items(path):
-        module = KIND_MODULES.get(str(item.get("workload_kind")))
-        if item.get("kind") != CPU_KIND or module is None or not isinstance(item.get("cpu"), dict):
-            continue
-        key = (str(item.get("commit", "")), str(item.get("env", "")))
-        found.setdefault(key, {})[(module, str(item.get("workload")))] = item["cpu"]
-    return found
 
 
 def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[str, Params, Failure]]:
@@ -248,10 +176,10 @@ def recording(root: Path, run_provenance: Provenance,
     with tempfile.TemporaryDirectory(prefix="vkbench-failures-") as tmp:
         log = Path(tmp) / "failures.jsonl"
         try:
-            yield {**os.environ, "VKBENCH_FAILURE_LOG": str(log)}
+            yield {**os.environ, LOG_SETTING: str(log)}
         finally:
-            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log), started,
-                  since_ms, read_cpu_log(log))
+            stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log),
+                  started, since_ms, read_cpu_log(log))
 
 
 def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:

@@ -14,16 +14,23 @@ JSON form::
      "cpu": {"bench_probes": {"mish": {"aten.softplus.default": {"nodes": 1, "reasons": {...}}}}}}
 
 A sidecar that cannot be read is treated as absent (the asv file is still
-the record); :func:`merge` never drops what an earlier run stored.
+the record) and said so, once per file, on stderr: ``vkbench changes`` would
+otherwise show the commit without its reasons, tier or patterns with no
+hint why. :func:`merge` never drops what an earlier run stored. Failure
+reasons are read through the failure key (:mod:`vkbench.results.failure_key`),
+so a reason stored before a mask existed reads like a new one; the file is
+not rewritten for it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from vkbench.results.failure_key import normalize_error
 from vkbench.results.model import CpuOps, Failure, Params, Provenance, Sidecar
 
 SCHEMA = 1
@@ -38,7 +45,8 @@ def from_json(data: dict[str, Any]) -> Sidecar:
     known = set(Provenance.__dataclass_fields__)
     provenance = Provenance(**{k: v for k, v in (data.get("provenance") or {}).items() if k in known})
     failures = {(str(f["benchmark"]), tuple(str(p) for p in f.get("params") or [])):
-                Failure(str(f.get("stage") or ""), str(f.get("error") or ""))
+                Failure(str(f.get("stage") or ""),
+                        normalize_error(str(f.get("stage") or ""), str(f.get("error") or "")))
                 for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
     inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
     patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
@@ -53,19 +61,45 @@ def to_json(record: Sidecar) -> dict[str, Any]:
                          for (name, params), failure in sorted(record.failures.items())],
             **({"inputs": sorted(record.inputs)} if record.inputs else {}),
             **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {}),
-            **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(record.cpu.items())}} if record.cpu else {})}
+            **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(record.cpu.items())}}
+               if record.cpu else {})}
+
+
+#: Sidecars already reported unreadable by this process: a command reads a file more than once
+#: (recording reads every file before and after the run), the user hears of it once.
+_REPORTED: set[Path] = set()
+
+
+def _unreadable(path: Path, what: str) -> Sidecar:
+    """An empty sidecar, after one line on stderr naming the file and what is wrong with it."""
+    if path not in _REPORTED:
+        _REPORTED.add(path)
+        print(f"vkbench: {path}: {what}; read without its sidecar", file=sys.stderr)
+    return Sidecar()
 
 
 def read(result_path: Path) -> Sidecar:
-    """The sidecar of a result file, or an empty one."""
+    """The sidecar of a result file; an empty one when there is none, or when it cannot be read."""
     path = path_for(result_path)
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_text()
+    except FileNotFoundError:
         return Sidecar()
-    if not isinstance(data, dict) or data.get("vkbench_sidecar") != SCHEMA:
-        return Sidecar()
-    return from_json(data)
+    except (OSError, UnicodeDecodeError) as error:
+        return _unreadable(path, f"unreadable ({type(error).__name__}: {error})")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        return _unreadable(path, f"not JSON ({error.msg} at line {error.lineno} column {error.colno})")
+    if not isinstance(data, dict):
+        return _unreadable(path, f"not a sidecar (top level is {type(data).__name__})")
+    if data.get("vkbench_sidecar") != SCHEMA:
+        return _unreadable(path, f"not a version-{SCHEMA} sidecar (vkbench_sidecar is "
+                                 f"{data.get('vkbench_sidecar')!r})")
+    try:
+        return from_json(data)
+    except (AttributeError, TypeError, ValueError) as error:
+        return _unreadable(path, f"malformed ({type(error).__name__}: {error})")
 
 
 def merge(result_path: Path, provenance: Provenance | None = None,
