@@ -1,4 +1,5 @@
-"""``aot`` build mode: overlay rules, versioning, failure lines, asv dispatch (through ``vkbench build``)."""
+"""``aot`` build mode: base selection, the index client, overlay rules, versioning, failure lines, linking,
+asv dispatch (through ``vkbench build``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vkbench import cli
-from vkbench.build import aot, full, hooks
+from vkbench.build import aot, base_release, full, hooks, index, overlay
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("executorch.exir")
@@ -28,26 +29,26 @@ INSTALLED = importlib.metadata.version("executorch").split("+")[0]
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
     """The real list from PyPI (``ttl_s=0``: always asked), cached in a tmp wheelhouse."""
-    return aot.available_releases(tmp_path_factory.mktemp("wheelhouse"), ttl_s=0)
+    return index.available_releases(tmp_path_factory.mktemp("wheelhouse"), ttl_s=0)
 
 
 def test_real_index_lists_installable_releases(releases: tuple[str, ...]) -> None:
     assert INSTALLED in releases  # the base env's own release has a wheel for this interpreter
     assert "1.3.1" in releases and "1.3.0" not in releases  # 1.3.0 was never uploaded
     assert "0.1.0" not in releases  # yanked
-    assert list(releases) == sorted(releases, key=aot._vkey)
+    assert list(releases) == sorted(releases, key=base_release._vkey)
 
 
 def test_nearest_release_on_the_real_list(releases: tuple[str, ...]) -> None:
     newest = releases[-1]
-    major, minor = aot._vkey(newest)[:2]
-    assert aot.nearest_release("1.3.0", releases) == "1.3.1"  # same line, the wheel that exists
-    assert aot.nearest_release("1.4.0a0", releases).startswith("1.4.")  # development towards 1.4
-    assert aot.nearest_release("1.4.0", releases) == "1.4.0"  # a release tag: itself
-    assert aot.nearest_release(f"{major}.{minor + 1}.0a0", releases) == newest  # main
-    assert aot.nearest_release(None, releases) == newest
+    major, minor = base_release._vkey(newest)[:2]
+    assert base_release.nearest_release("1.3.0", releases) == "1.3.1"  # same line, the wheel that exists
+    assert base_release.nearest_release("1.4.0a0", releases).startswith("1.4.")  # development towards 1.4
+    assert base_release.nearest_release("1.4.0", releases) == "1.4.0"  # a release tag: itself
+    assert base_release.nearest_release(f"{major}.{minor + 1}.0a0", releases) == newest  # main
+    assert base_release.nearest_release(None, releases) == newest
     with pytest.raises(aot.AotError, match="no executorch release fits version 0.0.1"):
-        aot.nearest_release("0.0.1", releases)
+        base_release.nearest_release("0.0.1", releases)
 
 
 @pytest.mark.parametrize(("version", "base"), [
@@ -60,7 +61,7 @@ def test_nearest_release_on_the_real_list(releases: tuple[str, ...]) -> None:
 ])
 def test_nearest_release_rules(version: str, base: str) -> None:
     releases = ("1.5.1", "1.2.0", "1.3.1", "1.4.0", "1.4.1", "1.5.0")  # any order
-    assert aot.nearest_release(version, releases) == base
+    assert base_release.nearest_release(version, releases) == base
 
 
 def test_compatible_releases_keeps_installable_final_wheels() -> None:
@@ -77,7 +78,7 @@ def test_compatible_releases_keeps_installable_final_wheels() -> None:
         {"filename": "executorch-0.9.0-py3-none-any.whl", "yanked": False},
         {"filename": "not a wheel name.whl"},
     ]
-    assert aot.compatible_releases(files, here) == ["0.9.0", "1.0.0"]
+    assert index.compatible_releases(files, here) == ["0.9.0", "1.0.0"]
 
 
 def test_fetch_index_reads_pep503_html(tmp_path: Path) -> None:
@@ -103,11 +104,11 @@ def test_fetch_index_reads_pep503_html(tmp_path: Path) -> None:
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        files = aot.fetch_index(f"http://127.0.0.1:{server.server_port}/simple/executorch/")
+        files = index.fetch_index(f"http://127.0.0.1:{server.server_port}/simple/executorch/")
     finally:
         server.shutdown()
     assert [f["yanked"] for f in files] == [False, True]
-    assert aot.compatible_releases(files) == ["1.3.1"]
+    assert index.compatible_releases(files) == ["1.3.1"]
 
 
 def _unreachable(url: str) -> list[dict]:
@@ -115,20 +116,20 @@ def _unreachable(url: str) -> list[dict]:
 
 
 def test_offline_uses_the_cached_list(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    fetched = aot.available_releases(tmp_path, fetch=lambda url: [
+    fetched = index.available_releases(tmp_path, fetch=lambda url: [
         {"filename": "executorch-1.3.1-py3-none-any.whl"}, {"filename": "executorch-1.4.0-py3-none-any.whl"}])
-    assert fetched == ("1.3.1", "1.4.0") and aot.releases_cache(tmp_path).is_file()
+    assert fetched == ("1.3.1", "1.4.0") and index.releases_cache(tmp_path).is_file()
     # fresh cache: the index is not asked at all
-    assert aot.available_releases(tmp_path, fetch=_unreachable) == fetched
+    assert index.available_releases(tmp_path, fetch=_unreachable) == fetched
     # stale cache and no index: the cache, and a line saying so
-    assert aot.available_releases(tmp_path, fetch=_unreachable, ttl_s=0) == fetched
+    assert index.available_releases(tmp_path, fetch=_unreachable, ttl_s=0) == fetched
     assert "unreachable" in capfd.readouterr().err
 
 
 def test_offline_without_cache_fails_with_one_line(tmp_path: Path, checkout: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
                                                    capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(aot, "fetch_index", _unreachable)
+    monkeypatch.setattr(index, "fetch_index", _unreachable)
     wheelhouse = tmp_path / "wheels"
     code = cli.main(["build", "aot", "build", str(checkout), "--out", str(tmp_path / "out"),
                      "--wheelhouse", str(wheelhouse), "--smoke", ""])
@@ -136,24 +137,24 @@ def test_offline_without_cache_fails_with_one_line(tmp_path: Path, checkout: Pat
     failed = [line for line in capfd.readouterr().err.splitlines() if "FAILED" in line]
     assert len(failed) == 1
     assert "cannot list executorch releases" in failed[0] and "no route to" in failed[0]
-    assert str(aot.releases_cache(wheelhouse)) in failed[0]
+    assert str(index.releases_cache(wheelhouse)) in failed[0]
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.whl"))
 
 
 def test_package_dirs_src_layout_and_legacy(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.setuptools.package-dir]\n"executorch" = "src/executorch"\n')
-    assert aot.package_dirs(tmp_path) == {"executorch": tmp_path / "src/executorch"}
+    assert overlay.package_dirs(tmp_path) == {"executorch": tmp_path / "src/executorch"}
     (tmp_path / "pyproject.toml").write_text(
         '[tool.setuptools.package-dir]\n"executorch.exir" = "exir"\n"executorch.backends" = "backends"\n'
         '"other" = "x"\n')
-    assert aot.package_dirs(tmp_path) == {"executorch.backends": tmp_path / "backends",
+    assert overlay.package_dirs(tmp_path) == {"executorch.backends": tmp_path / "backends",
                                           "executorch.exir": tmp_path / "exir"}
 
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return aot.source_tree_from_installed(tmp_path_factory.mktemp("et") / "executorch")
+    return overlay.source_tree_from_installed(tmp_path_factory.mktemp("et") / "executorch")
 
 
 def _build(checkout: Path, out: Path, *extra: str) -> int:

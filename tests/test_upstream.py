@@ -218,20 +218,84 @@ def test_tier_adds_its_bench_pattern(tmp_path):
     assert command[command.index("-b") + 1] == TIERS["gate"] and command[-1] == "HASHFILE:h.txt"
 
 
+def _tagged_repo(tmp_path: Path, env: dict[str, str]) -> tuple[Path, list[str]]:
+    """Two commits on main, tagged the way upstream is: releases, an -rc, ciflow/*, a nightly."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _git(work, env, "init", "-q", "-b", "main")
+    commits = []
+    for version, tags in (("1.4.0", ("v1.4.0", "v1.4.0-rc1", "ciflow/trunk/123")),
+                          ("1.5.0", ("v1.5.0", "nightly"))):
+        (work / "version.txt").write_text(version + "\n")
+        commits.append(_commit(work, env, version))
+        for tag in tags:
+            _git(work, env, "tag", tag)
+    return work, commits
+
+
 def test_publish_sees_only_release_tags(tmp_path: Path) -> None:
     """asv's clone keeps every mirror tag (ciflow/*, -rc): before publish only releases stay."""
     env = _env(tmp_path / "home")
-    work = tmp_path / "work"
-    work.mkdir()
-    _git(work, env, "init", "-q")
-    (work / "a").write_text("a")
-    _commit(work, env, "one")
-    for tag in ("v1.4.0", "v1.4.0-rc1", "ciflow/trunk/123", "v1.5.0", "nightly"):
-        _git(work, env, "tag", tag)
+    work, _ = _tagged_repo(tmp_path, env)
     clone = tmp_path / "project"
     _git(tmp_path, env, "clone", "-q", "--mirror", str(work), str(clone))
     dropped = upstream.release_tags_only(clone, env)
     assert sorted(dropped) == ["ciflow/trunk/123", "nightly", "v1.4.0-rc1"]
     assert _git(clone, env, "tag", "-l").stdout.split() == ["v1.4.0", "v1.5.0"]
     assert upstream.release_tag(clone, "v1.5.0") in ("v1.4.0", "v1.5.0")
-    assert upstream.release_tags_only(tmp_path / "absent", env) == []
+    # no clone yet (a fresh machine): made the way asv makes it, then pruned the same way
+    fresh = tmp_path / "fresh"
+    assert sorted(upstream.release_tags_only(fresh, env, str(work))) == sorted(dropped)
+    assert _git(fresh, env, "tag", "-l").stdout.split() == ["v1.4.0", "v1.5.0"]
+    assert _git(fresh, env, "config", "remote.origin.mirror").stdout.strip() == "true"
+
+
+def _asv_results(results: Path, commits: list[str]) -> None:
+    """The smallest results asv publish draws: one track benchmark measured at each commit."""
+    (results / "box").mkdir(parents=True)
+    (results / "box" / "machine.json").write_text(json.dumps({"machine": "box", "version": 1}))
+    name = "bench_x.X.track_x"
+    (results / "benchmarks.json").write_text(json.dumps({"version": 2, name: {
+        "name": name, "type": "track", "unit": "unit", "param_names": [], "params": [], "version": "1",
+        "code": "", "timeout": 60}}))
+    for i, commit in enumerate(commits):
+        (results / "box" / f"{commit[:8]}-e.json").write_text(json.dumps({
+            "commit_hash": commit, "env_name": "e", "date": 1_700_000_000_000 + i, "version": 2,
+            "params": {"machine": "box"}, "python": "3.12", "requirements": {}, "env_vars": {},
+            "durations": {},
+            "result_columns": ["result", "params", "version"], "results": {name: [[1.0 + i], [], "1"]}}))
+
+
+def test_first_publish_on_a_fresh_machine_draws_release_tags_only(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """No asv clone and no state yet: ``vkbench upstream -- publish`` puts release tags only on the graphs.
+
+    asv would clone the mirror itself, with every tag; the clone is made and pruned before asv runs.
+    """
+    pytest.importorskip("asv")
+    from vkbench.build.hooks import derived_config
+
+    env = _env(tmp_path / "home")
+    for key in [k for k in os.environ if k.startswith("GIT_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    work, commits = _tagged_repo(tmp_path, env)
+    mirror = tmp_path / "executorch.git"
+    _git(tmp_path, env, "clone", "-q", "--bare", str(work), str(mirror))
+    _asv_results(tmp_path / "results", commits)
+    html = tmp_path / "html"
+
+    def write_config(path: Path) -> Path:  # the real derived config, with results and site in tmp
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(derived_config(results_dir=str(tmp_path / "results"), html_dir=str(html))))
+        return path
+
+    monkeypatch.setattr(upstream, "write_config", write_config)
+    config = tmp_path / "asv" / "upstream.conf.json"
+    code = cli.main(["upstream", "--mirror", str(mirror), "--state-dir", str(tmp_path / "state"),
+                     "--config-out", str(config), "--", "publish"])
+    assert code == 0
+    assert sorted(json.loads((html / "index.json").read_text())["tags"]) == ["v1.4.0", "v1.5.0"]
+    clone = tmp_path / "asv" / "executorch"  # asv's clone, beside the config: made before asv ran
+    assert _git(tmp_path, env, "--git-dir", str(clone), "tag", "-l").stdout.split() == ["v1.4.0", "v1.5.0"]

@@ -48,7 +48,7 @@ def test_every_step_is_valid_bash(workflow: dict) -> None:
 def test_plan_step_lists_the_classes_no_recorded_commit_answers(workflow: dict, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan job's own command on a small repo: one commit per class, recorded classes left out."""
-    from vkbench.build import aot
+    from vkbench.build import index
     from vkbench.commits.fingerprint import Inputs
 
     script = next(run for job, run in _runs(workflow) if job == "plan" and "history classes" in run)
@@ -75,9 +75,9 @@ def test_plan_step_lists_the_classes_no_recorded_commit_answers(workflow: dict, 
     inputs = Inputs("gate", ["executorch/exir/a.py"], [], "test", "2.11.0").write(tmp_path / "inputs.json")
     wheelhouse = tmp_path / "wheels"  # the release list aot reads (cached: no index request)
     monkeypatch.setenv("VKBENCH_WHEELHOUSE", str(wheelhouse))
-    cache = aot.releases_cache(wheelhouse)
+    cache = index.releases_cache(wheelhouse)
     cache.parent.mkdir(parents=True)
-    cache.write_text(json.dumps({"index": aot.index_url(), "releases": ["1.4.1", "1.5.1"]}))
+    cache.write_text(json.dumps({"index": index.index_url(), "releases": ["1.4.1", "1.5.1"]}))
     results = tmp_path / "results"
     (results / "box").mkdir(parents=True)
     (results / "box" / "r.json").write_text(json.dumps({  # a recorded commit of the second class

@@ -16,7 +16,8 @@ _EPILOG = """examples:
   vkbench upstream --mirror /srv/mirrors/executorch.git -- publish
 
 results: results/upstream/<machine>/ (asv.conf.json's results_dir); asv's own clone of
-the mirror: .asv/executorch; mirror facts, git template, config: .asv/upstream*.
+the mirror: .asv/executorch (publish keeps only its release tags vX.Y.Z, made first if absent);
+mirror facts, git template, config: .asv/upstream*.
 Pass commits as hashes (HASHFILE:) or ranges (TAG^!): given tag names, asv 0.6 records them."""
 
 
@@ -47,11 +48,12 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _upstream(args: argparse.Namespace) -> int:
+    from vkbench.git import GitError
     from vkbench.runs.ledger import machine_name
     from vkbench.runs.upstream import UpstreamError, run
 
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
                    args.state_dir, args.tier)
-    except UpstreamError as error:
+    except (UpstreamError, GitError) as error:  # a mirror git cannot read: one line, not a traceback
         raise UsageError(str(error)) from error

@@ -16,12 +16,12 @@ commit it was measured as, without the mirror.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vkbench import git
 from vkbench.commits.fingerprint import Fingerprint, Inputs, fingerprints, read_document, write_document
 
 SCHEMA = 1
@@ -92,12 +92,7 @@ def stored(results_root: Path, workloads: str = "gate") -> Classes | None:
 
 def first_parent(git_dir: Path, revision_range: str) -> list[str]:
     """Full hashes of ``revision_range``'s first-parent commits, oldest first."""
-    done = subprocess.run(["git", f"--git-dir={git_dir}", "rev-list", "--first-parent", "--reverse",
-                           revision_range], capture_output=True, text=True, check=False)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ValueError(f"git rev-list {revision_range} in {git_dir} failed: {last}")
-    return done.stdout.split()
+    return git.text(["rev-list", "--first-parent", "--reverse", revision_range], git_dir=git_dir).split()
 
 
 _PR = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"Pull Request resolved: \S*/pull/(\d+)"))
@@ -108,10 +103,10 @@ def messages(git_dir: Path, commits: Sequence[str]) -> dict[str, tuple[str, str]
     ``(#N)``; ghstack's land as ``Pull Request resolved: .../pull/N`` in the body."""
     if not commits:
         return {}
-    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H%n%B%x00",
-                           "--stdin"], input="\n".join(commits), capture_output=True, text=True, check=True)
+    log = git.text(["log", "--no-walk=unsorted", "--format=%H%n%B%x00", "--stdin"], git_dir=git_dir,
+                   input="\n".join(commits))
     out = {}
-    for block in done.stdout.split("\0"):
+    for block in log.split("\0"):
         lines = block.strip("\n").splitlines()
         if len(lines) < 2:
             continue

@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import posixpath
-import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -34,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from vkbench import git
 
 SCHEMA = 1
 #: Tiers whose workload set :func:`measure_inputs` can run (the gate's probes, Blocks and fast policies).
@@ -203,9 +204,7 @@ class GitObjects:
     """One ``git cat-file --batch-command`` process: object info and contents by ``<rev>:<path>``."""
 
     def __init__(self, git_dir: Path) -> None:
-        self.process = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-command"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = git.popen(["cat-file", "--batch-command"], git_dir=git_dir)
 
     def _ask(self, command: str, spec: str) -> tuple[str, str, int] | None:
         assert self.process.stdin is not None and self.process.stdout is not None

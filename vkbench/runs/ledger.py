@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vkbench import settings
+from vkbench import git, settings
 from vkbench.core.versions import executorch_identity
 from vkbench.paths import ROOT
 from vkbench.results import sidecar
@@ -40,7 +40,7 @@ _AUTHOR = {"name": "vkbench ledger", "email": "ledger@vkbench.invalid"}
 
 def release_date(version: str) -> str:
     """Upload time of ``executorch==version`` on PyPI; install time if offline."""
-    from vkbench.build.aot import fetch_index
+    from vkbench.build.index import fetch_index
 
     base = version.split("+")[0]
     try:
@@ -66,17 +66,15 @@ def save_manifest(releases: list[Release]) -> None:
 
 
 def _git(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
-    return subprocess.run(
-        ["git", "-C", str(LEDGER_REPO), *args], check=True, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, input=stdin,
-    ).stdout.strip()
+    """git in the ledger repo, with ``env`` added to this process's environment."""
+    return git.text(args, cwd=LEDGER_REPO, env={**os.environ, **(env or {})}, input=stdin)
 
 
 def rebuild_ledger(releases: list[Release]) -> list[Release]:
     """(Re)create the ledger repo; returns releases sorted by date, with hashes."""
     LEDGER_REPO.mkdir(parents=True, exist_ok=True)
     if not (LEDGER_REPO / ".git").exists():
-        subprocess.run(["git", "init", "-q", "-b", "main", str(LEDGER_REPO)], check=True)
+        git.run(["init", "-q", "-b", "main", str(LEDGER_REPO)])
     parent: str | None = None
     ordered = sorted(releases, key=lambda r: r.date)
     for release in ordered:

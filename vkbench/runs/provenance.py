@@ -7,9 +7,9 @@ Both ways of recording (``vkbench record`` over the installed release,
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 
+from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results.model import Provenance
 from vkbench.results.recording import provenance
@@ -31,8 +31,7 @@ def run_provenance(asv_args: Sequence[str], tier: str | None) -> Provenance:
 
     from vkbench.build.hooks import derived_config
 
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=False).stdout.strip()
+    head = git.text(["rev-parse", "HEAD"], cwd=ROOT, check=False)
     launch = str(derived_config().get("launch_method") or "spawn")
     return provenance(tier, bench_pattern(asv_args), launch, vkbench_commit=head or None,
                       torch=torch.__version__)

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results.asv_files import without_unreadable
 from vkbench.results.model import Provenance, ResultFile
@@ -76,33 +77,23 @@ class MirrorFacts:
 # reading the mirror
 
 
-def _git(git_dir: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    done = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=stdin, capture_output=True,
-                          check=False)
-    if done.returncode:
-        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        raise UpstreamError(f"git {args[0]} in {git_dir} failed: {last}")
-    return done.stdout
-
-
 def git_dir(mirror: Path) -> Path:
     """The mirror's git directory (a bare mirror is its own), or one line saying it is none."""
-    done = subprocess.run(["git", "-C", str(mirror), "rev-parse", "--absolute-git-dir"],
-                          capture_output=True, text=True, check=False)
-    if done.returncode or not done.stdout.strip():
+    found = git.text(["rev-parse", "--absolute-git-dir"], cwd=mirror, check=False)
+    if not found:
         raise UpstreamError(f"{mirror} is not a git repository (git rev-parse --absolute-git-dir failed)")
-    return Path(done.stdout.strip())
+    return Path(found)
 
 
 def refs_digest(gdir: Path) -> str:
     """A digest of every ref: when it changes, the mirror was updated."""
-    refs = _git(gdir, "for-each-ref", "--format=%(objectname) %(refname)")
+    refs = git.run(["for-each-ref", "--format=%(objectname) %(refname)"], git_dir=gdir)
     return hashlib.sha256(refs).hexdigest()[:16]
 
 
 def missing_objects(gdir: Path) -> set[str]:
     """Objects reachable from some ref that the mirror's object store lacks."""
-    out = _git(gdir, "rev-list", "--objects", "--missing=print", "--all").decode()
+    out = git.run(["rev-list", "--objects", "--missing=print", "--all"], git_dir=gdir).decode()
     return {line[1:].strip() for line in out.splitlines() if line.startswith("?")}
 
 
@@ -114,7 +105,8 @@ def scan_history(gdir: Path, missing: set[str]) -> tuple[dict[str, list[str]], s
     the object the commit wrote is the last sha in both the plain and the
     combined (``::``) form.
     """
-    out = _git(gdir, "log", "--all", "--cc", "--format=", "--raw", "--no-abbrev", "--no-renames", "-z")
+    out = git.run(["log", "--all", "--cc", "--format=", "--raw", "--no-abbrev", "--no-renames", "-z"],
+                  git_dir=gdir)
     holders: dict[str, set[str]] = {}
     gitmodules: set[str] = set()
     parts = out.split(b"\0")
@@ -139,7 +131,7 @@ def submodule_names(gdir: Path, blobs: Iterable[str]) -> list[str]:
     wanted = sorted(blobs)
     if not wanted:
         return []
-    out = _git(gdir, "cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode())
+    out = git.run(["cat-file", "--batch"], git_dir=gdir, input="\n".join(wanted) + "\n")
     names: set[str] = set()
     position = 0
     while position < len(out):
@@ -300,17 +292,9 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
                     "--machine", machine]
         subprocess.run(register, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     if command[3] == "publish":
-        release_tags_only(clone_dir(config), env)
         command.insert(4, "--no-pull")
-        settings_now = json.loads(config.read_text())
-        readable, problems = without_unreadable(Path(settings_now["results_dir"]),
-                                                config.parent / "publishable" / "upstream")
-        for problem in problems:
-            print(f"vkbench upstream: publish skips {problem}", file=sys.stderr)
-        if problems:  # asv publish stops at the first file it cannot parse: give it the rest
-            config = config.with_name("upstream-publish.conf.json")
-            config.write_text(json.dumps({**settings_now, "results_dir": str(readable)}, indent=2) + "\n")
-            command[command.index("--config") + 1] = str(config)
+        config = prepare_publish(config, env)
+        command[command.index("--config") + 1] = str(config)
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
     if command[3] not in RECORDING_SUBCOMMANDS:
         return subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
@@ -334,7 +318,7 @@ RELEASE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
 
 def release_tag(gdir: Path, commit: str) -> str | None:
     """The release tag at ``commit`` in the mirror, if any."""
-    tags = _git(gdir, "tag", "--points-at", commit).decode().split()
+    tags = git.text(["tag", "--points-at", commit], git_dir=gdir).split()
     return next((t for t in sorted(tags) if RELEASE_TAG.match(t)), None)
 
 
@@ -342,7 +326,7 @@ def commit_provenance(gdir: Path, commit: str) -> Provenance:
     """What the mirror says of a recorded commit: its release tag and the aot base wheel it ran on."""
     from vkbench.build.aot import AotError, base_chooser
 
-    version = _git(gdir, "show", f"{commit}:version.txt").decode().strip() if commit else None
+    version = git.text(["show", f"{commit}:version.txt"], git_dir=gdir) if commit else None
     try:
         base = base_chooser()(version)
     except AotError:
@@ -355,19 +339,42 @@ def clone_dir(config: Path) -> Path:
     return (config.parent / json.loads(config.read_text())["project"]).resolve()
 
 
-def release_tags_only(clone: Path, env: Mapping[str, str]) -> list[str]:
-    """Fetch asv's clone from the mirror, then delete every tag but the release tags.
+def prepare_publish(config: Path, env: Mapping[str, str]) -> Path:
+    """Ready ``asv publish --no-pull`` over the mirror; return the config it should read.
+
+    asv's clone gets release tags only (:func:`release_tags_only`), made first if this is
+    the first publish here. asv publish stops at the first result file it cannot parse, so
+    unreadable ones are left out (one line each) through a config naming a copy of the rest.
+    """
+    settings_now = json.loads(config.read_text())
+    release_tags_only(clone_dir(config), env, settings_now["repo"])
+    readable, problems = without_unreadable(Path(settings_now["results_dir"]),
+                                            config.parent / "publishable" / "upstream")
+    for problem in problems:
+        print(f"vkbench upstream: publish skips {problem}", file=sys.stderr)
+    if not problems:
+        return config
+    config = config.with_name("upstream-publish.conf.json")
+    config.write_text(json.dumps({**settings_now, "results_dir": str(readable)}, indent=2) + "\n")
+    return config
+
+
+def release_tags_only(clone: Path, env: Mapping[str, str], repo: str = UPSTREAM_URLS[0]) -> list[str]:
+    """Bring asv's clone up to date with the mirror, then delete every tag but the release tags.
 
     asv publishes a graph's top axis from every tag of its clone: the mirror's ~330 tags (238
-    ``ciflow/*``) crowd it into unreadable text. ``publish`` then runs with ``--no-pull``, so
-    the tags stay gone for it; the next ``run`` fetches them back, harmlessly.
+    ``ciflow/*``) crowd it into unreadable text. asv makes its clone on first use, with
+    ``git clone --mirror <repo>`` (``env`` points ``repo`` at the mirror); where it does not
+    exist yet it is made here the same way, so the first publish on a fresh machine is pruned
+    too; where it does, it is fetched. ``publish`` then runs with ``--no-pull``, so the tags
+    stay gone for it; the next ``run`` fetches them back, harmlessly.
     """
-    if not (clone / "objects").is_dir():
-        return []
-    subprocess.run(["git", f"--git-dir={clone}", "fetch", "--prune", "origin"], env=dict(env),
-                   capture_output=True, check=False)
-    tags = _git(clone, "tag", "-l").decode().split()
+    if (clone / "objects").is_dir():
+        git.run(["fetch", "--prune", "origin"], git_dir=clone, env=env, check=False)
+    else:
+        git.run(["clone", "--mirror", "--quiet", repo, str(clone)], env=env)
+    tags = git.text(["tag", "-l"], git_dir=clone).split()
     dropped = [t for t in tags if not RELEASE_TAG.match(t)]
     for start in range(0, len(dropped), 200):
-        _git(clone, "tag", "-d", *dropped[start:start + 200])
+        git.run(["tag", "-d", *dropped[start:start + 200]], git_dir=clone)
     return dropped
