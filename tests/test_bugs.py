@@ -16,9 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from vkbench.results import bugs
+from vkbench.paths import RESULTS_ROOT
+from vkbench.results import bug_knowledge, bugs
+from vkbench.results.bug_knowledge import KnowledgeError, knowledge
 from vkbench.results.bugs import RUNTIME_STAGES, UPSTREAM, BugRow, HistoryPoint, bug_rows, history_range
+from vkbench.results.ladder import rungs_reached
+from vkbench.results.records import read_recorded
 from vkbench.results.repro_runs import docstring_line, needs_vulkan
+from vkbench.results.surveys import latest_survey
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
@@ -67,7 +72,9 @@ def test_every_upstream_row_has_a_probe_and_a_reproducer_but_the_known_gaps(rows
 
 def test_every_blocked_entry_has_a_classified_row(rows):
     """The entries blocked before delegation (16 on 1.5.1), and the default-config blocks, all have a row."""
-    policy = json.loads(bugs.latest_policies().read_text())["rows"]
+    survey = latest_survey(RESULTS_ROOT)
+    assert survey is not None
+    policy = survey.rows
     blocked = {row["entry"] for row in policy if row["status"] != "lowered"}
     lowering = [row for row in rows if row.stage not in RUNTIME_STAGES]
     assert blocked <= {entry for row in lowering for entry in row.entries}
@@ -93,7 +100,7 @@ def test_workarounds_carry_the_coverage_they_reach(rows):
 
 def test_runtime_rows_agree_with_the_ladder(rows):
     """An entry a load row names stops at load on every recorded machine; the unrecorded row has the rest."""
-    rungs = bugs.ladder()
+    rungs = rungs_reached(read_recorded(RESULTS_ROOT).releases)
     named = set()
     for row in rows:
         if row.stage == "load":
@@ -142,15 +149,61 @@ def test_an_unknown_block_gets_an_unclassified_row(tmp_path):
     found = bug_rows(tmp_path)
     extra = [row for row in found if row.owner == bugs.NOT_CLASSIFIED]
     assert [(row.stage, row.entries) for row in extra] == [("to_edge", ["x/new", "x/other"])]
-    assert bugs.normalize_error("to_edge: E: u12 at 0xff in /a/b.py:12") == "to_edge: E: u… at 0x… in …:N"
+    assert extra[0].error == "ValueError: odd shape 0x… at u…"  # the failure key `vkbench changes` reads
+
+
+def test_a_recorded_object_and_its_folder_give_the_same_rows(tmp_path):
+    """The site passes what it already read; the CLI passes the folder."""
+    (tmp_path / "policies").mkdir()
+    rows = [{"entry": "x/new", "status": "blocked", "stage": "export", "error_type": "E", "error": "m"}]
+    (tmp_path / "policies" / "executorch-9.9.9-test.json").write_text(json.dumps({"rows": rows}))
+    assert bug_rows(read_recorded(tmp_path)) == bug_rows(tmp_path)
+
+
+# -- the knowledge file (vkbench/results/bugs.toml) ---------------------------------------------------
+
+def test_the_knowledge_file_holds_every_row_once():
+    known = knowledge()
+    ids = [bug.id for bug in (*known.bugs, known.unrecorded_load)]
+    assert len(ids) == len(set(ids)) == 27
+    assert known.unrecorded_load.owner == bug_knowledge.NOT_RECORDED
+    by_id = {bug.id: bug for bug in known.bugs}
+    assert by_id["load_make_ivec2"].needs.startswith("a Vulkan-enabled ExecuTorch")  # the stage's default
+    assert by_id["export_fastwam_rope_grid"].needs == "torch 2.11.0 (torch.export only)"
+    assert by_id["load_is_tensor_ref"].repro == "repro/load_is_tensor_ref.py"
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (('owner = "LeRobot model code"', 'owner = "LeRobot"'),
+     "[[bug]] 1 (export_ddpm_previous_timestep): owner 'LeRobot' is not one of"),
+    (('only = ["diffusion/sample_loop"]', 'only = "diffusion/sample_loop"'),
+     "[[bug]] 1 (export_ddpm_previous_timestep): 'only' must be a list of strings"),
+    (('id = "build_hub_offline"', 'id = "build_hub_offline"\nowners = "x"'),
+     "[[bug]] 9 (build_hub_offline): unknown key 'owners'"),
+    (('id = "to_edge_empty_permuted"', 'id = "to_edge_view_as_complex_grad"'),
+     "(to_edge_view_as_complex_grad): id 'to_edge_view_as_complex_grad' is used by an earlier entry"),
+    (('pattern = "cannot', 'pattern = "(cannot'), "(preprocess_flatc_infinity): pattern is not a regular"),
+    (("schema = 1", "schema = 2"), "schema is 2, this vkbench reads 1"),
+    (('lowering = "torch', 'lowering = torch'), "not readable TOML"),
+])
+def test_a_bad_knowledge_entry_names_the_file_and_the_entry(tmp_path, change, problem):
+    old, new = change
+    text = bug_knowledge.SOURCE.read_text()
+    assert old in text
+    bad = tmp_path / "bugs.toml"
+    bad.write_text(text.replace(old, new, 1))
+    with pytest.raises(KnowledgeError) as raised:
+        bug_knowledge.load(bad)
+    assert str(raised.value).startswith(f"{bad}: ") and problem in str(raised.value)
+    assert "\n" not in str(raised.value)
 
 
 # -- the probes ----------------------------------------------------------------------------------------
 
 #: Rows whose failure the pinned stack no longer has (their reproducer shows it with the fix removed).
 FIXED_ON_PINNED = {"preprocess_flatc_infinity"}
-FAILING_PROBES = [b for b in bugs.BUGS if b.probe and b.history == "fails" and b.id not in FIXED_ON_PINNED
-                  and b.stage in ("to_edge", "partition", "preprocess")]
+FAILING_PROBES = [b for b in knowledge().bugs if b.probe and b.history == "fails"
+                  and b.id not in FIXED_ON_PINNED and b.stage in ("to_edge", "partition", "preprocess")]
 
 
 @pytest.mark.parametrize("bug", FAILING_PROBES, ids=lambda b: b.probe)
@@ -170,7 +223,7 @@ ALLOWED_IMPORTS = {"torch", "executorch", "sys", "subprocess", "itertools"}
 
 
 def test_every_reproducer_belongs_to_a_row_and_is_standalone():
-    ids = {bug.id for bug in bugs.BUGS}
+    ids = {bug.id for bug in knowledge().bugs}
     assert {path.stem for path in REPROS} <= ids
     for path in REPROS:
         tree = ast.parse(path.read_text())

@@ -23,9 +23,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vkbench.commits.classes import Classes, CommitClass
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
-from vkbench.commits.classes import Classes, CommitClass
 
 #: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
 TIMING_FACTOR = 1.4

@@ -8,6 +8,7 @@ one place that knows both the rung names and the encoding.
 
 from __future__ import annotations
 
+from vkbench.results.model import ResultSet
 from vkbench.suite import catalogue
 
 #: The rungs, in order: what an outcome's ``reached`` can be (``""``: not even lowered).
@@ -21,3 +22,15 @@ LADDERS = (catalogue.POLICY_LADDER, catalogue.VLA_LADDER, catalogue.PROBE_LADDER
 def rung_name(missed: float) -> str:
     """The rung reached, from a recorded value (rungs missed; asv stores it as a float)."""
     return RUNGS[int(missed)]
+
+
+def rungs_reached(releases: ResultSet) -> dict[str, dict[str, str]]:
+    """``entry (or probe/<name>) -> "machine (runner)" -> rung reached`` over the release results."""
+    found: dict[str, dict[str, str]] = {}
+    for record in releases.files:
+        for benchmark in LADDERS:
+            for point in record.points(benchmark.name):
+                if point.value is not None:
+                    entry, runner = point.params
+                    found.setdefault(entry, {})[f"{record.machine} ({runner})"] = rung_name(point.value)
+    return found

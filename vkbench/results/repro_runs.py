@@ -71,7 +71,8 @@ class ReproRecord:
         if data.get("vkbench_repro_runs") != FORMAT:
             raise ValueError(f"not a version-{FORMAT} reproducer record")
         runs = {name: ReproRun(**run) for name, run in data["runs"].items()}
-        return cls(data["machine"], data["date"], data["python"], data["build"], data.get("devices", []), runs)
+        return cls(data["machine"], data["date"], data["python"], data["build"], data.get("devices", []),
+                   runs)
 
 
 def write(record: ReproRecord, folder: Path = RECORDS) -> Path:

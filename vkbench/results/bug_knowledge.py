@@ -1,0 +1,172 @@
+"""The bug list's knowledge: the facts of each row that no recorded result can tell, and their schema.
+
+Who would fix a failure, how to recognise it in a recorded error, the probe and reproducer that
+track it and what the investigation found are written by hand, once, in ``bugs.toml`` beside this
+module (its header lists the keys). This module is its schema (:class:`Bug`) and its one reader:
+:func:`load` checks every entry and names the file and the entry on an error, so a typo in an owner
+or a pattern fails loudly instead of dropping a row. What changes with the data is computed from
+the results by :mod:`vkbench.results.bugs`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+#: The knowledge file shipped with vkbench.
+SOURCE = Path(__file__).with_name("bugs.toml")
+SCHEMA = 1
+
+PARTITIONER = "ExecuTorch Vulkan partitioner"
+RUNTIME = "Vulkan runtime"
+EXIR = "exir/serialization"
+TORCH_EXPORT = "torch.export"
+LEROBOT = "LeRobot model code"
+VKBENCH = "vkbench's own build of the policy"
+NOT_RECORDED = "not recorded"
+NOT_CLASSIFIED = "not classified"
+#: Every owner a row can have, in the order summaries list them.
+OWNERS = (PARTITIONER, RUNTIME, EXIR, TORCH_EXPORT, LEROBOT, VKBENCH, NOT_RECORDED, NOT_CLASSIFIED)
+#: Owners whose rows must carry a probe and a reproducer (ExecuTorch's and torch's).
+UPSTREAM = (PARTITIONER, RUNTIME, EXIR, TORCH_EXPORT)
+
+#: Stages of building and lowering an entry (``vkbench.core.lowering.STAGES`` after ``build``).
+LOWERING_STAGES = ("build", "export", "to_edge", "partition", "preprocess", "to_executorch")
+#: Stages at which a failure happens while running the program.
+RUNTIME_STAGES = ("load", "run")
+#: How a probe's per-commit record shows a row's failure (:mod:`vkbench.results.probe_history`).
+HISTORIES = ("", "fails", "whole")
+#: The ``[needs]`` defaults, by the stage a failure happens at.
+NEEDS_KEYS = ("lowering", "export", "runtime")
+
+
+@dataclass(frozen=True)
+class Bug:
+    """The static facts of one row, as ``bugs.toml`` states them (its header explains each key).
+
+    ``pattern`` is searched (case-sensitive) in a recorded block, written ``stage: Type: message``;
+    ``only`` limits it to some entries (a ``GuardOnDataDependentSymNode`` names no code location, so
+    export rows name the entries whose traceback was read). ``recorded`` lists, for a runtime row,
+    the entries whose error line ``docs/runtime.md`` records. ``repro`` is ``repro/<id>.py`` for a
+    row with a reproducer, and ``needs`` what it needs to run (the stage's default unless stated).
+    """
+
+    id: str
+    stage: str
+    error: str
+    owner: str
+    pattern: str = ""
+    only: tuple[str, ...] = ()
+    recorded: tuple[str, ...] = ()
+    workarounds: tuple[str, ...] = ()
+    probe: str = ""
+    repro: str = ""
+    needs: str = ""
+    history: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What ``bugs.toml`` holds: the rows in list order, and the row for unrecorded load failures."""
+
+    bugs: tuple[Bug, ...]
+    unrecorded_load: Bug
+
+
+_REQUIRED = ("id", "stage", "owner", "error")
+_LISTS = ("only", "recorded", "workarounds")
+#: Keys of an entry: the :class:`Bug` fields it states (``repro`` is the ``reproducer`` flag).
+_KEYS = {f.name for f in fields(Bug)} - {"repro"} | {"reproducer"}
+
+
+class KnowledgeError(ValueError):
+    """``bugs.toml`` (or a file given in its place) is not valid; ``str()`` names the file and the entry."""
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with one entry's keys and values, or None."""
+    if unknown := sorted(set(entry) - _KEYS):
+        return f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})"
+    if missing := [key for key in _REQUIRED if not entry.get(key)]:
+        return f"no {missing[0]!r}"
+    for key, value in entry.items():
+        if key in _LISTS and not _strings(value):
+            return f"{key!r} must be a list of strings"
+        if key == "reproducer" and not isinstance(value, bool):
+            return "'reproducer' must be true or false"
+        if key not in _LISTS and key != "reproducer" and not isinstance(value, str):
+            return f"{key!r} must be a string"
+    stage, history = entry["stage"], entry.get("history", "")
+    if not re.fullmatch(r"[a-z0-9_]+", entry["id"]):
+        return f"id {entry['id']!r} is not [a-z0-9_]+ (it names repro/<id>.py)"
+    if stage not in (*LOWERING_STAGES, *RUNTIME_STAGES):
+        return f"stage {stage!r} is not one of {', '.join((*LOWERING_STAGES, *RUNTIME_STAGES))}"
+    if entry["owner"] not in OWNERS:
+        return f"owner {entry['owner']!r} is not one of {', '.join(OWNERS)}"
+    if history not in HISTORIES:
+        return f"history {history!r} is not 'fails' or 'whole'"
+    if history and not entry.get("probe"):
+        return "a 'history' needs a 'probe'"
+    if stage in RUNTIME_STAGES and (entry.get("pattern") or entry.get("only")):
+        return "a runtime row names its entries in 'recorded', not by 'pattern'/'only'"
+    if stage in LOWERING_STAGES and entry.get("recorded"):
+        return "a lowering row finds its entries by 'pattern', not 'recorded'"
+    try:
+        re.compile(entry.get("pattern", ""))
+    except re.error as error:
+        return f"pattern is not a regular expression ({error})"
+    return None
+
+
+def _bug(entry: dict[str, Any], needs: dict[str, str]) -> Bug:
+    stage = entry["stage"]
+    default = needs["runtime" if stage in RUNTIME_STAGES else "export" if stage == "export" else "lowering"]
+    values = {key: tuple(value) if key in _LISTS else value for key, value in entry.items()
+              if key != "reproducer"}
+    repro = f"repro/{entry['id']}.py" if entry.get("reproducer") else ""
+    return Bug(**{**values, "repro": repro, "needs": entry.get("needs") or default})
+
+
+def load(path: Path = SOURCE) -> Knowledge:
+    """Every row of the knowledge file, checked; :class:`KnowledgeError` naming the file and entry."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise KnowledgeError(f"{path}: not readable TOML ({type(error).__name__}: {error})") from None
+    if data.get("schema") != SCHEMA:
+        raise KnowledgeError(f"{path}: schema is {data.get('schema')!r}, this vkbench reads {SCHEMA}")
+    if unknown := sorted(set(data) - {"schema", "needs", "bug", "unrecorded_load"}):
+        raise KnowledgeError(f"{path}: unknown table {unknown[0]!r}")
+    needs = data.get("needs")
+    if not isinstance(needs, dict) or sorted(needs) != sorted(NEEDS_KEYS) or not all(
+            isinstance(v, str) and v for v in needs.values()):
+        raise KnowledgeError(f"{path}: [needs] must give {', '.join(NEEDS_KEYS)} as strings")
+    entries = [(f"[[bug]] {index}", entry) for index, entry in enumerate(data.get("bug") or [], start=1)]
+    entries.append(("[unrecorded_load]", data.get("unrecorded_load")))
+    found: list[Bug] = []
+    for where, entry in entries:
+        if not isinstance(entry, dict):
+            raise KnowledgeError(f"{path}: {where}: missing or not a table")
+        problem = _problem(entry)
+        named = f"{where} ({entry['id']})" if isinstance(entry.get("id"), str) and entry["id"] else where
+        if problem is None and any(bug.id == entry["id"] for bug in found):
+            problem = f"id {entry['id']!r} is used by an earlier entry"
+        if problem is not None:
+            raise KnowledgeError(f"{path}: {named}: {problem}")
+        found.append(_bug(entry, needs))
+    return Knowledge(tuple(found[:-1]), found[-1])
+
+
+@cache
+def knowledge() -> Knowledge:
+    """The shipped knowledge file, read once per process."""
+    return load(SOURCE)
