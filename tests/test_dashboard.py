@@ -1,7 +1,8 @@
 """The dashboard (``html/index.html``) renders offline in a real browser, with a plot per section.
 
-Two pages are built with :func:`vkbench.site.dashboard.write_dashboard`: one
-from the committed ``results/`` and one from a small synthetic results tree
+Two pages are built with :func:`vkbench.site.dashboard.write` from the site's data
+(:func:`vkbench.site.load.load_site_data`): one from the committed ``results/`` and one
+from a small synthetic results tree
 (a policy survey, a partition scaling record on an exact power law, step
 limits with the tracer on and off, and two upstream commits so the step
 charts appear). Each is served from 127.0.0.1 and loaded by headless
@@ -27,9 +28,12 @@ from pathlib import Path
 
 import pytest
 
+from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
-from vkbench.site import external_resources
-from vkbench.site.dashboard import RESULTS_ROOT, load_scaling, load_survey, load_upstream, write_dashboard
+from vkbench.site import dashboard, external_resources
+from vkbench.site.dashboard.data import load_scaling, load_survey, load_upstream
+from vkbench.site.data import SiteData
+from vkbench.site.load import load_site_data
 from vkbench.suite import catalogue
 
 pytest.importorskip("matplotlib")
@@ -109,11 +113,22 @@ class Dom(html.parser.HTMLParser):
             self.headlines.append(data)
 
 
+def write_dashboard(html_root: Path, results_root: Path) -> Path:
+    """The dashboard of ``results_root``, from the site's data as a publish reads it."""
+    return dashboard.write(html_root, load_site_data(html_root, results_root))
+
+
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def committed(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
+    """The site's data of the checkout's results."""
+    return load_site_data(tmp_path_factory.mktemp("committed-html"), RESULTS_ROOT)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory, committed: SiteData) -> Path:
     """``committed/index.html`` (the checkout's results) and ``synthetic/index.html`` under one root."""
     root = tmp_path_factory.mktemp("dashboard")
-    write_dashboard(root / "committed", RESULTS_ROOT)
+    dashboard.write(root / "committed", committed)
     results = synthetic_results(root / "results")
     write_dashboard(root / "synthetic", results)
     return root
@@ -219,20 +234,21 @@ def screenshot(url: str, tmp: Path, name: str) -> Path:
     return png
 
 
-def test_dashboard_of_the_committed_results(pages: Path, server: str, tmp_path: Path) -> None:
+def test_dashboard_of_the_committed_results(pages: Path, server: str, tmp_path: Path,
+                                            committed: SiteData) -> None:
     dom_text = browse(f"{server}/committed/index.html", tmp_path, "--dump-dom").stdout
     dom = check_offline_page(dom_text, pages / "committed" / "index.html")
-    survey = load_survey(RESULTS_ROOT)
+    survey = load_survey(committed)
     if survey is not None:
         assert {"share", "blockers"} <= set(dom.plots)
         for entry in survey.entries:
             assert entry.entry in dom_text and entry.policy in dom_text
         assert re.search(r"Vulkan takes \d+\.\d% of the [\d,]+ nodes", " ".join(dom.headlines))
-    scaling = load_scaling(RESULTS_ROOT)
+    scaling = load_scaling(committed)
     if scaling and scaling[0].exponent is not None:
         assert "scaling" in dom.plots
         assert f"k = {scaling[0].exponent:.2f}" in dom.exponents
-    upstream = load_upstream(RESULTS_ROOT)
+    upstream = load_upstream(committed)
     charts = [p for p in dom.plots if p.startswith("upstream-")]
     assert len(charts) == len(upstream.series)
     if not upstream.commits:
@@ -241,7 +257,8 @@ def test_dashboard_of_the_committed_results(pages: Path, server: str, tmp_path: 
     print(f"screenshot: {shot}")
 
 
-def test_every_chart_the_committed_results_feed_has_a_point(pages: Path, server: str, tmp_path: Path) -> None:
+def test_every_chart_the_committed_results_feed_has_a_point(pages: Path, server: str, tmp_path: Path,
+                                                            committed: SiteData) -> None:
     """A benchmark the committed results hold draws its chart: a renamed reader name cannot hide one.
 
     The expected charts come from the results model, not from the dashboard's loaders: every
@@ -263,11 +280,11 @@ def test_every_chart_the_committed_results_feed_has_a_point(pages: Path, server:
     for bench, wanted in expected.items():
         assert wanted <= charts, (bench, sorted(wanted - charts)[:5])
         assert bench in dom_text, f"{bench} feeds charts but the page does not cite it"
-    upstream = load_upstream(RESULTS_ROOT)
+    upstream = load_upstream(committed)
     for series in upstream.series:
         values = [v for line in series.cpu_ops.values() for v in line if v is not None]
         assert values or series.failures, f"{series.kind} {series.name}: a chart without a point"
-    if load_scaling(RESULTS_ROOT):
+    if load_scaling(committed):
         assert "scaling" in dom.plots
 
 

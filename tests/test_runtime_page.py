@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from vkbench.site import runtime_page
+from vkbench.site.load import load_site_data
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
@@ -116,7 +117,7 @@ def test_ladder_counts_probes_apart_from_policy_entries(results):
     policies_only = [row for row in ladder if not row[0].startswith("probe/")]  # the format without probes
     assert runtime_page.ladder_headline(headers, policies_only) == (
         "1 of 2 policy entries match eager PyTorch on Vulkan (gpu-tracer-on (C++ runner))")
-    from vkbench.site.dashboard import ladder_section
+    from vkbench.site.dashboard.page import ladder_section
 
     section = ladder_section((headers, ladder))
     assert section.headline == headline
@@ -125,12 +126,14 @@ def test_ladder_counts_probes_apart_from_policy_entries(results):
 
 
 def test_written_page_shows_every_row(results, tmp_path):
-    """``write`` reports and renders one block per result file with runtime values: never zero here."""
+    """The site's data holds, and ``write`` renders, one block per result file with runtime values: never
+    zero here (the results root of ``results``, without policy runs outside asv)."""
     html_root = tmp_path / "html"
     html_root.mkdir()
-    shown = runtime_page.write(html_root, results, tmp_path / "no-runs")
-    assert shown == len(runtime_files(results)) == 1
-    page = (html_root / "runtime.html").read_text()
+    data = load_site_data(html_root, results.parent)
+    shown = len(data.runtime_rows)
+    assert shown == len(runtime_files(results)) == 1 and data.policy_runs == []
+    page = runtime_page.write(html_root, data).read_text()
     assert page.count("<h2>gpu-tracer-on <small>") == shown
     cap = runtime_page._default_cap()
     assert f"<td>C++ runner</td><td>{cap - 2977}</td><td>{cap}</td>" in page  # whole steps, not 1023.0

@@ -20,8 +20,10 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,29 +257,31 @@ def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Pat
     release and the last commit, and no two of them overlap."""
     from vkbench.results import sidecar
     from vkbench.results.model import Provenance
-    from vkbench.site import dashboard
+    from vkbench.site.dashboard import plots
+    from vkbench.site.dashboard.data import load_upstream
+    from vkbench.site.load import load_site_data
 
     commits = [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(19)]
     _upstream_tree(tmp_path / "results", commits)
     folder = tmp_path / "results" / "upstream" / "testbox"
     for i, tag in ((0, "v1.3.0"), (1, "v1.3.1"), (10, "v1.4.0"), (15, "v1.4.1")):
         sidecar.merge(folder / f"{commits[i][:8]}-virtualenv-py3.12.json", Provenance(release=tag))
-    upstream = dashboard.load_upstream(tmp_path / "results")
+    upstream = load_upstream(load_site_data(tmp_path / "html", tmp_path / "results"))
     assert [c for c, _ in upstream.commits] == commits
-    svg = dashboard.plot_commit_series(upstream.series[0], upstream.commits, upstream.releases, "t")
+    svg = plots.plot_commit_series(upstream.series[0], upstream.commits, upstream.releases, "t")
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     for i, version in ((0, "1.3.0"), (1, "1.3.1"), (10, "1.4.0"), (15, "1.4.1")):
         assert f"v{version} {commits[i][:8]}" in labels, labels  # the tag under its commit
     assert commits[18][:8] in labels and commits[3][:8] in labels  # the last commit; where elu changes
 
     def overlaps(count: int, releases: dict[str, str]) -> tuple[list[int], int]:
-        fig = dashboard.new_figure(3.3, 2.35)
+        fig = plots.new_figure(3.3, 2.35)
         ax = fig.subplots()
         ax.set_xlim(-0.5, count - 0.5)
         ax.tick_params(axis="x", labelsize=6.5, labelrotation=90)
         history = [(f"{i:08d}", i) for i in range(count)]
-        names = {i: dashboard._tick_label(c, releases) for i, (c, _) in enumerate(history)}
-        shown = dashboard.fit_ticks(fig, ax, dashboard.history_ticks(history, releases), names)
+        names = {i: plots._tick_label(c, releases) for i, (c, _) in enumerate(history)}
+        shown = plots.fit_ticks(fig, ax, plots.history_ticks(history, releases), names)
         fig.draw_without_rendering()
         boxes = [text.get_window_extent() for text in ax.get_xticklabels()]
         return shown, sum(a.overlaps(b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
@@ -289,7 +293,8 @@ def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Pat
 
 
 def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
-    from vkbench.site.dashboard import Scaling, scaling_section
+    from vkbench.site.dashboard.data import Scaling
+    from vkbench.site.dashboard.page import scaling_section
 
     scale = Scaling("box", "c" * 40, "ExecuTorch 9.9", {50: 1.6, 400: 44.57},
                     {"propose_partitions": {50: 0.1, 400: 47.28}, "fusable_patterns": {50: 1.96, 400: 1.93},
@@ -299,3 +304,58 @@ def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
     assert "<b>49.55 s</b>" in body and "<b>44.57 s</b>" in body and "(+11%)" in body
     assert "the median of 1 sample at 400 blocks" in body and "time.perf_counter" in body
     assert "50 blocks 2.08 s against 1.60 s" in body
+
+
+def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make_offline`` reads the results root once into one :class:`SiteData`, computes the changes
+    table once, and hands that one object to every page: with the results root moved away as soon as
+    it is read, every page comes out byte for byte as it does when it stays."""
+    import vkbench.results.changes as changes_module
+    import vkbench.site as site
+    from vkbench.site import load
+
+    results = tmp_path / "results"
+    _upstream_tree(results, [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(4)])
+    (results / "coverage").mkdir()
+    (results / "coverage" / "1.5.1.json").write_text(json.dumps(COVERAGE_SET))  # under results_root
+    before = make_offline(tmp_path / "before", coverage=False, results_root=results)
+
+    calls: Counter[str] = Counter()
+    handed: list[tuple[str, object]] = []
+
+    def counted(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    def recorded(page: str, write: Callable[..., Path]) -> Callable[..., Path]:
+        def call(html_root: Path, data: object) -> Path:
+            handed.append((page, data))
+            return write(html_root, data)
+        return call
+
+    monkeypatch.setattr(changes_module, "changes", counted("changes", changes_module.changes))
+    monkeypatch.setattr(load, "changes", counted("changes", load.changes))
+    monkeypatch.setattr(load, "read_recorded", counted("read_recorded", load.read_recorded))
+    real_load = site.load_site_data
+
+    def load_then_move(html_root: Path, results_root: Path, **kwargs: Any) -> object:
+        data = real_load(html_root, results_root, **kwargs)
+        results_root.rename(tmp_path / "moved")  # the pages may not read it again
+        return data
+
+    monkeypatch.setattr(site, "load_site_data", load_then_move)
+    for page in site.PAGES:
+        monkeypatch.setattr(page, "write", recorded(page.__name__, page.write))
+    after = make_offline(tmp_path / "after", coverage=False, results_root=results)
+
+    assert calls == {"read_recorded": 1, "changes": 1}
+    assert [name for name, _ in handed] == [page.__name__ for page in site.PAGES]
+    assert len({id(data) for _, data in handed}) == 1 and handed[0][1].results_root == results
+    assert {**after, "dashboard": ""} == {**before, "dashboard": ""} and before["coverage_sets"] == 1
+    assert before["changes"] == 1  # elu 1 -> 0 CPU ops
+    for name in ("index", "changes", "bugs", "coverage", "runtime"):
+        assert (tmp_path / "after" / f"{name}.html").read_bytes() == (
+            tmp_path / "before" / f"{name}.html").read_bytes(), name

@@ -72,7 +72,7 @@ def publish() -> int:
 
     code = ledger.publish()
     if code == 0:
-        make_offline(ROOT / "html")
+        make_offline(ROOT / "html", results_root=RESULTS_ROOT)
     return code
 
 

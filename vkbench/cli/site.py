@@ -20,7 +20,7 @@ def add_parser(sub: Subparsers) -> None:
     mk = actions.add_parser("make-offline", help="vendor assets; dashboard, coverage, runtime pages")
     mk.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
     mk.add_argument("--no-coverage", action="store_true", help="only list cached coverage")
-    mk.add_argument("--results", type=Path, default=None, help="results tree the dashboard reads (results/)")
+    mk.add_argument("--results", type=Path, default=None, help="results tree every page reads (results/)")
     mk.set_defaults(run=_make_offline)
     db = actions.add_parser("dashboard", help="only (re)write HTML_ROOT/index.html, the dashboard")
     db.add_argument("html_root", type=Path, nargs="?", default=Path("html"))
@@ -38,15 +38,17 @@ def add_parser(sub: Subparsers) -> None:
 def _make_offline(args: argparse.Namespace) -> int:
     from vkbench.site import make_offline
 
-    report = make_offline(args.html_root, coverage=not args.no_coverage, results_root=args.results)
+    report = make_offline(args.html_root, coverage=not args.no_coverage,
+                          results_root=args.results or RESULTS_ROOT)
     print(json.dumps(report, indent=2))
     return 0
 
 
 def _dashboard(args: argparse.Namespace) -> int:
-    from vkbench.site.dashboard import write_dashboard
+    from vkbench.site import dashboard
+    from vkbench.site.load import load_site_data
 
-    print(write_dashboard(args.html_root, args.results or RESULTS_ROOT))
+    print(dashboard.write(args.html_root, load_site_data(args.html_root, args.results or RESULTS_ROOT)))
     return 0
 
 

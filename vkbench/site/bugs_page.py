@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from vkbench.paths import RESULTS_ROOT
-from vkbench.results.bugs import UPSTREAM, BugRow, bug_rows, latest_policies, owner_counts
+from vkbench.results.bugs import UPSTREAM, BugRow, owner_counts
+from vkbench.site.data import SiteData
 
 #: Owner -> the colour of its badge (upstream owners warm, the rest grey/blue).
 OWNER_COLOURS = {
@@ -122,9 +122,9 @@ classes, releases by date); an empty first bad means the failure is older than t
 """
 
 
-def write(html_root: Path, results_root: Path = RESULTS_ROOT) -> int:
-    """Write ``bugs.html`` under ``html_root``; returns how many rows it lists."""
-    rows = bug_rows(results_root)
-    policies = latest_policies(results_root)
-    (Path(html_root) / "bugs.html").write_text(render(rows, policies.name if policies else ""))
-    return len(rows)
+def write(html_root: Path, data: SiteData) -> Path:
+    """Write ``bugs.html``: the publish's bug rows, naming the survey their lowering rows come from."""
+    path = Path(html_root) / "bugs.html"
+    survey = data.recorded.survey
+    path.write_text(render(data.bugs, survey.name if survey else ""))
+    return path

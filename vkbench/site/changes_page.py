@@ -1,6 +1,7 @@
 """``changes.html``: every step of a recorded count, the commit that caused it, and every commit's class.
 
-The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.changes`):
+The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.changes`, the table computed
+once per publish into :class:`~vkbench.site.data.SiteData`):
 regressions first, then improvements, each with the reasons before and after
 and the command that reproduces it; below, the classes of the range, so any
 commit can be looked up as "same lowering inputs as <commit>". Offline:
@@ -12,8 +13,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from vkbench.commits.classes import Classes, stored
+from vkbench.commits.classes import Classes
 from vkbench.results.changes import Change, Changes
+from vkbench.site.data import SiteData
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
          "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em;width:100%;table-layout:fixed}"
@@ -87,18 +89,8 @@ def render(table: Changes, classes: Classes | None) -> str:
     return "\n".join(parts)
 
 
-def write(html_root: Path, table: Changes, classes: Classes | None) -> Path:
+def write(html_root: Path, data: SiteData) -> Path:
+    """Write ``changes.html``: the publish's changes table and the classes of the recorded range."""
     path = Path(html_root) / "changes.html"
-    path.write_text(render(table, classes))
+    path.write_text(render(data.changes, data.recorded.classes))
     return path
-
-
-def write_from_results(html_root: Path, results_root: Path) -> int:
-    """Write ``changes.html`` from ``results_root/upstream`` and the gate's classes; return the rows."""
-    from vkbench.results.asv_files import read_dir
-    from vkbench.results.changes import changes
-
-    classes = stored(results_root)
-    table = changes(read_dir(results_root / "upstream"), classes)
-    write(html_root, table, classes)
-    return len(table.changes)

@@ -1,4 +1,4 @@
-"""Coverage data for the site: probe/policy x CPU op x partitioner reason, per commit.
+"""The coverage page, ``coverage.html``: probe/policy x CPU op x partitioner reason, per commit.
 
 Rows come from :func:`vkbench.core.lowering.lower` over the probes (the same call
 the CLI and the suite make), and from ``vkbench.workloads.policies`` survey rows when
@@ -6,7 +6,8 @@ that package and a stored survey exist. Each set is filed under the
 ExecuTorch it was computed with (version + upstream ``git_version``, which for
 an ``aot`` build is the measured commit) in ``results/coverage/<key>.json`` (committed), so a
 publish reuses it and coverage computed inside asv environments (``python -m
-vkbench.site coverage`` run there) shows up next to the installed release's.
+vkbench.site coverage`` run there) shows up next to the installed release's. A publish reads the
+sets stored under its results root (:func:`stored`, into :class:`~vkbench.site.data.SiteData`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vkbench.paths import ROOT
+from vkbench.paths import RESULTS_ROOT
+from vkbench.site.data import SiteData
 
-#: Committed, so a clean clone publishes the coverage of every recorded release.
-CACHE = ROOT / "results" / "coverage"
+#: Under a results root: the coverage sets, one per ExecuTorch commit.
+FOLDER = "coverage"
+#: The checkout's sets: committed, so a clean clone publishes the coverage of every recorded release.
+CACHE = RESULTS_ROOT / FOLDER
 
 
 def identity() -> dict[str, Any]:
@@ -203,3 +207,10 @@ def render_page(sets: list[dict[str, Any]]) -> str:
     sets = [{**s, "rows": [{**row, "status": row_status(row)} for row in s.get("rows", [])]} for s in sets]
     payload = json.dumps(sets).replace("</", "<\\/")
     return PAGE.replace("__DATA__", payload)
+
+
+def write(html_root: Path, data: SiteData) -> Path:
+    """Write ``coverage.html`` with every stored coverage set embedded."""
+    path = Path(html_root) / "coverage.html"
+    path.write_text(render_page(data.coverage_sets))
+    return path

@@ -8,13 +8,13 @@ exactly one Markdown file; ``vkbench docs [NAME ...]`` finds it there.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 from vkbench.paths import ROOT
+from vkbench.results.surveys import read_survey
 
 #: Section name -> the ``vkbench`` arguments whose stdout fills it.
 SECTIONS: dict[str, list[str]] = {
@@ -51,10 +51,11 @@ def refresh(text: str, name: str, output: str) -> str:
 
 
 def policies_from_json(path: Path) -> str:
-    """The policies section rendered from a saved ``vkbench policies --json`` document."""
+    """The policies section rendered from a saved ``vkbench policies --json`` document (its one reader,
+    :func:`vkbench.results.surveys.read_survey`, reads it)."""
     from vkbench.workloads.policies import Row, format_markdown
 
-    rows = [Row(**row) for row in json.loads(path.read_text())["rows"]]
+    rows = [Row(**row) for row in read_survey(path).rows]
     return format_markdown(rows) + f"\n\n(from `{path}`)\n"
 
 

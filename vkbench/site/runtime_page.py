@@ -3,12 +3,13 @@
 asv's own graphs show each runtime benchmark per machine and commit; what
 asv cannot show is the comparison users ask for first: for one release, how
 far ``Many(n)`` gets and how fast on each device and tracer setting. This
-page reads the committed asv result files (``results/releases/<machine>/``)
-of every machine with runtime results and tabulates, per machine, the step
-limit (from ``track_steps_short_of_cap``: limit = cap - value) and, per n,
+page reads the asv result files of the releases (``<results root>/releases/<machine>/``, through
+:class:`~vkbench.site.data.SiteData`) of every machine with runtime results and tabulates, per
+machine, the step limit (from ``track_steps_short_of_cap``: limit = cap - value) and, per n,
 execute time, µs per dispatch and max abs difference against eager; the policy
-ladder; plus runs recorded outside asv (``results/runtime/policy-latency-*.json``:
-lavapipe with the tracer ON, which no asv machine holds).
+ladder; plus runs recorded outside asv (``<results root>/runtime/policy-latency-*.json``:
+lavapipe with the tracer ON, which no asv machine holds). ``vkbench runtime`` prints the same
+tables from the checkout's results (:func:`main`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from vkbench.execution.outcome import LADDER_HEADERS, ladder_rows
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.ladder import LADDERS, rung_name
-from vkbench.results.model import Params, ResultFile
+from vkbench.results.model import Params, ResultFile, ResultSet
+from vkbench.site.data import SiteData
 from vkbench.suite import catalogue
 from vkbench.suite.catalogue import Benchmark
 
+#: The checkout's release results, which ``vkbench runtime`` tabulates.
 RESULTS = RESULTS_ROOT / "releases"
-POLICY_LATENCY = RESULTS_ROOT / "runtime"
+#: Under a results root: the policy runs recorded outside asv.
+POLICY_LATENCY_FOLDER = "runtime"
 
 #: asv's ``runner`` parameter -> how the page names it.
 RUNNER_LABELS = {"python": "Python runtime", "native": "C++ runner"}
@@ -51,9 +55,13 @@ PROBE_PREFIX = "probe/"
 
 
 def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
+    """:func:`runtime_rows` of the asv results under ``results`` (the checkout's releases by default)."""
+    return runtime_rows(read_dir(results))
+
+
+def runtime_rows(found: ResultSet) -> list[dict[str, Any]]:
     """One dict per (machine, result file) that holds runtime benchmarks."""
     rows = []
-    found = read_dir(results)
     for record in found.files:
         runtime = {name: held for name, held in record.results.items()
                    if name.startswith(("bench_runtime.", "bench_policy_runtime."))}
@@ -121,7 +129,7 @@ def _fmt(label: str, value: Any) -> str:
     return f"{value * 1e3:.2f} ms"
 
 
-def policy_latency_tables(folder: Path = POLICY_LATENCY) -> list[tuple[str, list[Any]]]:
+def policy_latency_tables(folder: Path) -> list[tuple[str, list[Any]]]:
     """Runs saved outside asv (``vkbench runtime run --out``, or older ``runs`` files), as outcomes."""
     from vkbench.execution.outcome import Outcome
 
@@ -197,12 +205,11 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
     return "\n".join(parts)
 
 
-def write(html_root: Path, results: Path = RESULTS, policy_latency: Path = POLICY_LATENCY) -> int:
-    """Write ``runtime.html`` from ``results`` (asv results) and ``policy_latency`` (runs outside
-    asv); returns how many machine rows it shows."""
-    rows = machine_rows(results)
-    (Path(html_root) / "runtime.html").write_text(render(rows, policy_latency_tables(policy_latency)))
-    return len(rows)
+def write(html_root: Path, data: SiteData) -> Path:
+    """Write ``runtime.html``: the runtime rows of the releases and the policy runs outside asv."""
+    path = Path(html_root) / "runtime.html"
+    path.write_text(render(data.runtime_rows, data.policy_runs))
+    return path
 
 
 def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
