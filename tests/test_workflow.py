@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,34 @@ def test_shard_plan_on_a_small_shard(tmp_path: Path) -> None:
     assert written == [f"shard-{i}.txt" for i in range(len(shards))]
     too_small = subprocess.run([*shards_cmd, "--budget", "21"], capture_output=True, text=True, timeout=120)
     assert too_small.returncode == 2 and "does not fit" in too_small.stderr
+
+
+def _commands(script: str) -> list[list[str]]:
+    """The command lines of a step's script (comments and blank lines dropped)."""
+    lines = (line.strip() for line in script.splitlines())
+    return [shlex.split(line) for line in lines if line and not line.startswith("#")]
+
+
+def test_publish_job_draws_release_tags_only(workflow: dict) -> None:
+    """The hosted upstream site is published the way a first local publish is (``vkbench upstream
+    --mirror M -- publish``, whose asv clone keeps release tags only: tests/test_upstream.py), never by
+    plain ``asv publish``, whose fresh clone of GitHub on the runner would put every upstream tag on
+    the graphs."""
+    from vkbench.cli import build_parser
+
+    script = next(run for job, run in _runs(workflow) if job == "publish" and "publish" in run)
+    commands = _commands(script)
+    assert not [c for c in commands if Path(c[0]).name == "asv"]
+    upstream = next(i for i, c in enumerate(commands) if Path(c[0]).name == "vkbench" and c[1] == "upstream")
+    args = build_parser().parse_args(commands[upstream][1:])
+    assert [a for a in args.asv_args if a != "--"] == ["publish"]
+    clone = next(i for i, c in enumerate(commands) if c[:2] == ["git", "clone"])
+    assert clone < upstream and commands[clone][-2:] == ["https://github.com/pytorch/executorch.git",
+                                                         str(args.mirror)]
+    assert "--bare" in commands[clone]
+    made = [c[1:] for c in commands if Path(c[0]).name == "vkbench"]
+    assert made.index(["publish"]) < made.index(commands[upstream][1:]) < made.index(
+        ["site", "make-offline", "html"])  # the releases, the upstream site, then the pages around them
 
 
 def test_tier_pattern_step_prints_the_pattern() -> None:
