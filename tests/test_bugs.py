@@ -321,11 +321,20 @@ def test_cli_table_and_owner_filter(capsys):
     assert len(err) == 1 and "no row is owned by 'nobody'" in err[0]
 
 
-def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows):
+@pytest.fixture(scope="module")
+def site_data(tmp_path_factory):
+    """What a publish of the checkout's results reads (the site's one contract)."""
+    from vkbench.site.load import load_site_data
+
+    return load_site_data(tmp_path_factory.mktemp("html"), RESULTS_ROOT)
+
+
+def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
     from vkbench.site import bugs_page, external_resources
 
-    assert bugs_page.write(tmp_path) == len(rows)
-    page = tmp_path / "bugs.html"
+    assert len(site_data.bugs) == len(rows)
+    page = bugs_page.write(tmp_path, site_data)
+    assert page == tmp_path / "bugs.html"
     text = page.read_text()
     assert external_resources(page) == [] and "http" not in text.replace('href="index.html"', "")
     for row in rows:
@@ -333,13 +342,13 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows):
     assert 'href="index.html"' in text
 
 
-def test_dashboard_links_the_bug_list_from_blockers_and_ladder():
-    from vkbench.paths import RESULTS_ROOT
-    from vkbench.site import dashboard
+def test_dashboard_links_the_bug_list_from_blockers_and_ladder(site_data):
+    from vkbench.site.dashboard.data import load_ladder, load_survey
+    from vkbench.site.dashboard.page import blockers_section, ladder_section
 
-    assert any(link.href == "bugs.html" for link in dashboard.default_links(ROOT / "html"))
-    assert 'href="bugs.html"' in dashboard.blockers_section(dashboard.load_survey(RESULTS_ROOT)).body
-    assert 'href="bugs.html"' in dashboard.ladder_section(dashboard.load_ladder(RESULTS_ROOT)).body
+    assert any(link.href == "bugs.html" for link in site_data.links)
+    assert 'href="bugs.html"' in blockers_section(load_survey(site_data)).body
+    assert 'href="bugs.html"' in ladder_section(load_ladder(site_data)).body
 
 
 # -- the recorded runs of the reproducers (results/bugs/repro-runs-<machine>.json) ----------------------

@@ -64,11 +64,15 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
     """Print the bug list; ``owner`` keeps the rows whose owner contains it (case-insensitive)."""
     from vkbench.paths import RESULTS_ROOT
     from vkbench.results.bugs import bug_rows, owner_counts
+    from vkbench.results.records import read_recorded
 
     root = results or RESULTS_ROOT
     if not root.is_dir():
         raise UsageError(f"--results: no such folder: {root}")
-    rows = bug_rows(root)
+    recorded = read_recorded(root)
+    for problem in recorded.problems:  # an unreadable survey or ledger would silently empty rows
+        print(f"vkbench bugs: skipped {problem}", file=sys.stderr)
+    rows = bug_rows(recorded)
     if owner:
         rows = [row for row in rows if owner.lower() in row.owner.lower()]
         if not rows:

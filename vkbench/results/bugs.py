@@ -43,7 +43,6 @@ from vkbench.results.ladder import rungs_reached
 from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
 from vkbench.results.records import Recorded, read_recorded
 from vkbench.results.repro_runs import ReproRecord
-from vkbench.results.surveys import latest_path
 
 Rungs = dict[str, dict[str, str]]  #: entry -> "machine (runner)" -> rung reached
 
@@ -83,11 +82,6 @@ class BugRow:
                 "first_bad": self.first_bad, "fixed_in": self.fixed_in, "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
                 "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs}
-
-
-def latest_policies(results_root: Path = RESULTS_ROOT) -> Path | None:
-    """Kept while ``vkbench.site.bugs_page`` moves to :func:`vkbench.results.surveys.latest_path`."""
-    return latest_path(results_root)
 
 
 # -- the survey's blocks ------------------------------------------------------------------------------
@@ -210,4 +204,4 @@ def repro_path(row: BugRow) -> Path | None:
 
 
 __all__ = ["LOWERING_STAGES", "NOT_CLASSIFIED", "OWNERS", "RUNTIME_STAGES", "UPSTREAM", "BugRow",
-           "HistoryPoint", "bug_rows", "history_range", "latest_policies", "owner_counts", "repro_path"]
+           "HistoryPoint", "bug_rows", "history_range", "owner_counts", "repro_path"]
