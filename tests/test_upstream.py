@@ -210,6 +210,32 @@ def test_cli_registers_and_explains_itself(tmp_path: Path, capsys: pytest.Captur
     assert not (tmp_path / "c.json").exists()
 
 
+def test_a_failing_git_command_is_one_line(mirror: dict, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """vkbench.git: the command, where it ran and git's last stderr line; ``check=False`` answers nothing."""
+    from vkbench import git
+
+    with pytest.raises(git.GitError) as raised:
+        git.run(["rev-list", "no-such-rev"], git_dir=mirror["bare"])
+    message = str(raised.value)
+    assert message.startswith(f"git rev-list no-such-rev in {mirror['bare']} failed: ")
+    assert "no-such-rev" in message.split("failed: ")[1] and "\n" not in message
+    assert git.text(["rev-parse", "HEAD"], cwd=tmp_path, check=False) == ""
+    assert git.text(["rev-parse", "main"], git_dir=mirror["bare"]) == mirror["commits"]["head"]
+    long = ["tag", "-d", *(f"ciflow/trunk/{i}" for i in range(100))]
+    with pytest.raises(git.GitError, match=r"^git tag -d ciflow/trunk/0 .* \.\.\. in .* failed: "):
+        git.run(long, git_dir=mirror["bare"])
+    # a mirror git cannot walk (a branch at an object it lacks): one usage line, not a traceback
+    broken = tmp_path / "broken.git"
+    _git(tmp_path, mirror["env"], "init", "-q", "--bare", str(broken))
+    (broken / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
+    code = cli.main(["upstream", "--mirror", str(broken), "--state-dir", str(tmp_path / "s"),
+                     "--config-out", str(tmp_path / "c.json"), "--", "run"])
+    assert code == 2 and capsys.readouterr().err.strip().splitlines() == [
+        f"vkbench upstream: error: git rev-list --objects --missing=print --all in {broken} failed: "
+        "fatal: bad object refs/heads/main"]
+
+
 def test_tier_adds_its_bench_pattern(tmp_path):
     from vkbench.runs.upstream import asv_command
     from vkbench.suite.tiers import TIERS

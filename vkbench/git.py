@@ -4,8 +4,8 @@ Several layers ask git something: the commit classes and fingerprints read a mir
 build and a run's provenance read ``HEAD``, the release ledger writes its own repo and
 ``vkbench upstream`` reads the mirror and prunes asv's clone of it. They all go through
 :func:`run` (or :func:`popen`, for a long-lived ``cat-file --batch-command``), so a failure reads
-the same everywhere: :class:`GitError` names the command, where it ran, and git's last line on
-stderr, which is the line that says what went wrong.
+the same everywhere: :class:`GitError` names the command, where it ran, and the line of git's
+stderr that says what went wrong (its last ``fatal:``/``error:`` line, else its last line).
 
 A top module (below every package): it imports nothing from vkbench.
 """
@@ -22,7 +22,7 @@ _SHOWN = 100
 
 
 class GitError(RuntimeError):
-    """A git command that failed; the message is one line: the command, where, git's last stderr line."""
+    """A git command that failed; the message is one line: the command, where, git's reason."""
 
 
 class Options(TypedDict, total=False):
@@ -53,7 +53,7 @@ def _failure(args: Sequence[str], where: Path | str | None, reason: str) -> GitE
 
 
 def run(args: Sequence[str], *, git_dir: Path | str | None = None, cwd: Path | str | None = None,
-        input: bytes | str | None = None, env: Mapping[str, str] | None = None,  # noqa: A002 - subprocess's name
+        input: bytes | str | None = None, env: Mapping[str, str] | None = None,
         check: bool = True) -> bytes:
     """git's standard output, as bytes (raw diffs and ``cat-file`` contents are not text).
 
@@ -70,9 +70,16 @@ def run(args: Sequence[str], *, git_dir: Path | str | None = None, cwd: Path | s
             raise _failure(args, git_dir or cwd, str(error)) from None
         return b""
     if done.returncode and check:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        raise _failure(args, git_dir or cwd, lines[-1] if lines else f"exit status {done.returncode}")
+        raise _failure(args, git_dir or cwd, _reason(done.stderr) or f"exit status {done.returncode}")
     return done.stdout
+
+
+def _reason(stderr: bytes) -> str:
+    """git's last ``fatal:``/``error:`` line, else its last line: hints (``Use '--' to separate
+    paths...``) come after the line that says what went wrong."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if line.startswith(("fatal:", "error:"))),
+                lines[-1] if lines else "")
 
 
 def text(args: Sequence[str], **options: Unpack[Options]) -> str:

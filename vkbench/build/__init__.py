@@ -3,7 +3,12 @@
 ``vkbench build MODE ...`` (parsed in :mod:`vkbench.cli.build`):
 
 * ``aot`` (default, :mod:`vkbench.build.aot`): the commit's Python sources
-  overlaid on the native parts of the nearest release wheel; seconds.
+  overlaid on the native parts of the nearest release wheel; seconds. ``aot``
+  runs the steps; each has its module: the package index client and its cache
+  (``index``), the base release (``base_release``), wheels in and out
+  (``wheels``), the checkout-to-wheel mapping (``overlay``), the smoke import
+  (``smoke``), the base interpreter (``interpreters``), the asv env's ``.pth``
+  link and ``flatc`` (``envlink``), one-line failures (``messages``).
 * ``full`` (:mod:`vkbench.build.full`): the commit's Vulkan backend compiled
   from source into a private venv (``--tracer on|off``); minutes to hours.
 * ``asv-build`` / ``asv-install`` (:mod:`vkbench.build.hooks`): what
