@@ -178,7 +178,8 @@ def synthetic_results(results: Path) -> Path:
     (results / "policies" / "executorch-9.9.9-testbox.json").write_text(
         json.dumps({"rows": rows, "blockers": blockers}))
     (results / "ledger.json").write_text(json.dumps({"releases": [
-        {"version": "9.9.9+cpu", "git_version": COMMIT_B, "commit": "c" * 40}]}))
+        {"version": "9.9.9+cpu", "git_version": COMMIT_B, "date": "2024-03-09T00:00:00Z",
+         "commit": "c" * 40}]}))  # as the ledger's one reader (results/ledger_file.py) reads it
     sizes = ["50", "100", "200", "400"]
     seconds = [2.0 * (int(n) / 50) ** 1.5 for n in sizes[:3]] + [math.nan]
     phases = []
