@@ -15,8 +15,8 @@ import pytest
 
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, write_file
-from vkbench.results.model import Failure, Provenance
 from vkbench.results.failure_log import read_failure_log
+from vkbench.results.model import Failure, Provenance
 from vkbench.results.recording import recording, stamp_inferred_tiers
 from vkbench.suite import catalogue
 
