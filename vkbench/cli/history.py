@@ -117,7 +117,7 @@ def _inputs(args: argparse.Namespace) -> int:
 
 
 def _classes(args: argparse.Namespace) -> int:
-    from vkbench.build.aot import base_chooser
+    from vkbench.build.base_release import base_chooser
     from vkbench.commits.classes import classify
     from vkbench.commits.fingerprint import Inputs, widen
     from vkbench.results.asv_files import read_dir

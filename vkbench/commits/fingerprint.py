@@ -13,7 +13,7 @@ A commit's fingerprint (:func:`fingerprints`) is then computed straight from
 a git mirror, without a build: each wheel path is mapped to the file of the
 checkout that the ``aot`` build would install there (the ``package-dir`` of
 the commit's ``pyproject.toml``, through ``src/executorch``'s symlinks, as
-:func:`vkbench.build.aot.package_dirs` does on a checkout), and its blob id
+:func:`vkbench.build.overlay.package_dirs` does on a checkout), and its blob id
 read with one ``git cat-file --batch-command`` process for the whole range.
 Files the checkout does not provide (native parts, generated Python) come
 from the base wheel, so the base release the ``aot`` build picks for the

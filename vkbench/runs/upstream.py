@@ -324,7 +324,8 @@ def release_tag(gdir: Path, commit: str) -> str | None:
 
 def commit_provenance(gdir: Path, commit: str) -> Provenance:
     """What the mirror says of a recorded commit: its release tag and the aot base wheel it ran on."""
-    from vkbench.build.aot import AotError, base_chooser
+    from vkbench.build.base_release import base_chooser
+    from vkbench.build.messages import AotError
 
     version = git.text(["show", f"{commit}:version.txt"], git_dir=gdir) if commit else None
     try:
