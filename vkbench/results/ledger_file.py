@@ -58,10 +58,10 @@ def write_ledger(results_root: Path, releases: list[Release], about: str) -> Pat
     return path
 
 
-def release_names(results_root: Path) -> dict[str, str]:
+def release_names(releases: list[Release]) -> dict[str, str]:
     """Ledger commit and upstream ``git_version`` (8 characters) -> release version (``1.5.1``)."""
     names: dict[str, str] = {}
-    for release in read_ledger(results_root):
+    for release in releases:
         for key in (release.commit, release.git_version):
             if key:
                 names[key[:8]] = release.short_version

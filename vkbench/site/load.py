@@ -15,7 +15,7 @@ from vkbench.paths import RESULTS_ROOT
 from vkbench.results.bugs import bug_rows
 from vkbench.results.changes import changes
 from vkbench.results.ledger_file import release_names
-from vkbench.results.records import Recorded, read_recorded
+from vkbench.results.records import read_recorded
 from vkbench.site.coverage import FOLDER as COVERAGE_FOLDER
 from vkbench.site.coverage import stored as stored_coverage
 from vkbench.site.data import SiteData
@@ -38,15 +38,7 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     rows = runtime_rows(recorded.releases)
     sets = stored_coverage(recorded.root / COVERAGE_FOLDER) if coverage_sets is None else coverage_sets
     sites = asv_sites(Path(html_root))
-    return SiteData(recorded, table, bugs, _release_names(recorded), rows,
+    return SiteData(recorded, table, bugs, release_names(recorded.ledger), rows,
                     policy_latency_tables(recorded.root / POLICY_LATENCY_FOLDER), sets, sites,
                     links(sites, changes=len(table.changes), coverage_sets=len(sets), runtime_rows=len(rows),
                           bugs=len(bugs)))
-
-
-def _release_names(recorded: Recorded) -> dict[str, str]:
-    """The ledger's names for commits; none when the ledger is unreadable (already among the problems)."""
-    try:
-        return release_names(recorded.root)
-    except ValueError:
-        return {}
