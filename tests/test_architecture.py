@@ -148,6 +148,12 @@ def test_the_layer_checks_find_an_upward_import_and_a_package_cycle() -> None:
     assert cycles(package_graph(graph)) == [["results", "site"]]
 
 
+def test_the_readme_lists_the_layers_in_order() -> None:
+    """README's "Where things live" names the packages in the order of :data:`LAYERS`."""
+    listed = re.findall(r"^\| `vkbench/(\w+)/` \|", (ROOT / "README.md").read_text(), re.M)
+    assert listed == [name for name in LAYERS if (PACKAGE / name).is_dir()]
+
+
 def test_no_upward_imports() -> None:
     assert upward_imports(import_graph()) == []
 
