@@ -1,7 +1,22 @@
-"""Shared, session-scoped lowerings: each program is exported and lowered once."""
+"""Shared, session-scoped lowerings (each program is exported and lowered once) and the xdist layout.
+
+``scripts/test`` runs the suite on two workers: ``-n 2 --dist loadscope --no-loadscope-reorder``.
+Each worker runs its own session, so a module- or session-scoped fixture is built once per worker
+that runs one of its tests; ``loadscope`` sends a test file's tests to one worker, so each is built
+once (a session fixture here, like ``probe_coverage``, serves one file only). The files go out in
+collection order, which :func:`pytest_collection_modifyitems` starts with the longest ones, so
+neither worker is handed a five-minute file last. (``loadgroup`` with ``xdist_group`` marks would
+be finer, but pytest 9.2's structured node ids drop the group: pytest-xdist issue #1386.)
+
+What the workers share on disk is made safe here too: the release wheel in the checkout's
+``.asv/wheels`` is fetched and unpacked once, under a lock (:func:`release_wheel`). Everything else
+a test writes goes to its own ``tmp_path`` (per worker) or is written atomically (the exported
+program cache).
+"""
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import logging
 import os
@@ -14,6 +29,58 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 warnings.filterwarnings("ignore", category=FutureWarning)
+
+#: The test files that take longest, longest first (``--durations`` of a two-worker run): the
+#: scheduler hands files out in collection order. Only the balance depends on this list.
+LONGEST_FIRST = (
+    "test_regression_gate.py",  # asv builds and runs three commits, then two asv continuous
+    "test_policies.py",  # fast_rows: every fast policy entry exported and partitioned
+    "test_probes.py",  # probe_coverage, and the upstream-bug probes lowered through the CLI
+    "test_bugs.py",  # every reproducer run in one interpreter
+    "test_execution.py",  # the C++ runner built from the wheel; a policy bundle for three backends
+    "test_dashboard.py",
+)
+
+#: Test files that build an ``aot`` overlay on the release wheel in the checkout's wheelhouse.
+RELEASE_WHEEL_USERS = {"test_build_aot.py", "test_regression_gate.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the longest files first (a stable sort: each file keeps its own order)."""
+    if getattr(config, "workerinput", None):
+        rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@pytest.fixture(scope="session")
+def release_wheel() -> Path | None:
+    """The installed release's wheel in the checkout's wheelhouse, fetched and unpacked once.
+
+    Both workers build ``aot`` overlays on it (``tests/test_build_aot.py`` in process, the regression
+    gate inside asv); one fetches and unpacks it while the other waits on the lock, so neither reads
+    a half-written wheel nor replaces the unpacked tree the other is linking from.
+    """
+    from importlib.metadata import version
+
+    from vkbench.build import wheels
+    from vkbench.build.messages import AotError
+
+    house = wheels.default_wheelhouse()
+    house.mkdir(parents=True, exist_ok=True)
+    with (house / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            wheel = wheels.base_wheel(version("executorch").split("+")[0], house)
+            wheels.unpacked_base(wheel)
+        except AotError:  # offline: the tests that need the wheel fail with their own message
+            return None
+    return wheel
+
+
+@pytest.fixture(autouse=True)
+def _release_wheel_ready(request: pytest.FixtureRequest) -> None:
+    if request.path.name in RELEASE_WHEEL_USERS:
+        request.getfixturevalue("release_wheel")
 
 
 @pytest.fixture(scope="session")

@@ -56,19 +56,21 @@ def test_asv_discovers_the_suite(tmp_path):
     assert "No problems found" in done.stdout
 
 
-def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path):
+def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path, monkeypatch):
     """asv's forkserver (suite imported once) in the shipped config and every config derived from it."""
     from asv.util import load_json
 
     from vkbench.build.hooks import write_full_conf
-    from vkbench.runs.ledger import write_ledger_config
+    from vkbench.runs import ledger
     from vkbench.runs.upstream import write_config
+
+    monkeypatch.setattr(ledger, "LEDGER_CONFIG", tmp_path / "releases.conf.json")  # not the checkout's .asv
 
     shipped = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     assert shipped["launch_method"] == "forkserver"
     assert write_full_conf(tmp_path / "full.conf.json") == tmp_path / "full.conf.json"
     upstream = write_config(tmp_path / "upstream.conf.json")
-    for path in (tmp_path / "full.conf.json", upstream, write_ledger_config()):
+    for path in (tmp_path / "full.conf.json", upstream, ledger.write_ledger_config()):
         assert json.loads(path.read_text())["launch_method"] == "forkserver", path
 
 
