@@ -31,8 +31,18 @@ from typing import Any
 
 from vkbench.suite.catalogue import PHASES
 
-from .common import BLOCK_SIZES, cache_directory, quiet, require_vkbench, safe_import, shared_record
+from .common import (
+    BLOCK_SIZES,
+    cache_directory,
+    note_inputs,
+    quiet,
+    require_vkbench,
+    safe_import,
+    shared_record,
+    suite_version,
+)
 
+version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 scaling, _ = safe_import("vkbench.workloads.scaling")  # require_vkbench() reports a failure in setup
 _lowering, _ = safe_import("vkbench.core.lowering")
 timed_partition = getattr(_lowering, "timed_partition", None)
@@ -51,6 +61,7 @@ def _record(directory: str, blocks: int, keep_program: bool = False) -> dict[str
     def make() -> dict[str, Any]:
         point, program = scaling.measure_keeping_program(blocks)
         _PROGRAMS[blocks] = program
+        note_inputs("bench_partition")
         return vars(point)
 
     record = shared_record(directory, f"blocks-{blocks}", make)

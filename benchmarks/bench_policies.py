@@ -36,10 +36,11 @@ from .common import (
     safe_import,
     shared_record,
     skip,
+    suite_version,
 )
 
+version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 _policies, _IMPORT_ERROR = safe_import("vkbench.workloads.policies")
-
 
 
 def _row(directory: str, name: str, full: bool) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def _survey(name: str, full: bool) -> dict[str, Any]:
         note_failure("policy", name, row.get("stage") or "lower", str(error))
     else:
         note_cpu("policy", name, row.get("coverage") or {})
-    note_inputs()
+    note_inputs("bench_policies")
     return row
 
 

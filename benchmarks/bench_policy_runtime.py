@@ -21,7 +21,9 @@ from vkbench.suite.catalogue import FAST_ENTRIES, RUNNERS, VLA_ENTRIES
 from vkbench.suite.catalogue import RUNTIME_BACKENDS as BACKENDS
 from vkbench.suite.catalogue import RUNTIME_ENTRIES as ENTRIES
 
-from .common import require_import, safe_import, skip
+from .common import require_import, safe_import, skip, suite_version
+
+version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import PROBE_NAMES, lower_probe, quiet, skip
+from .common import PROBE_NAMES, lower_probe, quiet, skip, suite_version
+
+version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 
 
 class _Probes:

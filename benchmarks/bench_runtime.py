@@ -17,7 +17,9 @@ from __future__ import annotations
 from vkbench.suite.catalogue import MANY_SIZES as SIZES
 from vkbench.suite.catalogue import PROBE_WORKLOADS, RUNNERS  # probes as runtime workloads
 
-from .common import require_import, safe_import, skip
+from .common import require_import, safe_import, skip, suite_version
+
+version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 
 _record, _IMPORT_ERROR = safe_import("vkbench.execution.record")
 _step_limit, _ = safe_import("vkbench.execution.step_limit")

@@ -34,6 +34,11 @@ from vkbench.results.failure_log import note_cpu, note_failure, note_inputs
 # from the measured project, so every commit shares one parameter product.
 from vkbench.suite.catalogue import BLOCK_SIZES, PROBE_NAMES  # noqa: F401 - the modules' grids
 
+# Each module sets ``version = suite_version(__name__)``: asv's version of its benchmarks is a digest of
+# the vkbench and benchmarks/ files its records read (measured, results/history/suite-inputs.json), so
+# a change of vkbench's own code starts a new series instead of reading as a step of ExecuTorch.
+from vkbench.suite.identity import suite_version  # noqa: F401 - the modules' version
+
 
 def quiet() -> None:
     """Silence the partitioner's INFO lines and torch's deprecation chatter."""
@@ -84,7 +89,7 @@ def lower_probe(name: str) -> dict[str, Any]:
         note_failure("probe", name, record.get("failed_stage") or "lower", record["error"])
     else:
         note_cpu("probe", name, record)
-    note_inputs()
+    note_inputs("bench_probes")
     return record
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from vkbench.commits.classes import Classes, classify
-from vkbench.commits.fingerprint import GitObjects, InputRecorder, Inputs, package_root, repo_paths
+from vkbench.commits.fingerprint import GitObjects, Inputs, package_root, recorder, repo_paths
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import changes
 from vkbench.results.model import Failure, Provenance
@@ -102,15 +102,15 @@ def test_a_class_is_a_run_of_identical_inputs(repo: tuple[Path, list[str]]) -> N
 
 def test_the_recorder_notes_files_opened_and_directories_listed() -> None:
     root = package_root()
-    recorder = InputRecorder.for_package()
+    hook = recorder()
     target = next(root.rglob("*.yaml"))
-    with recorder.recording():
+    with hook.recording():
         import executorch.exir  # noqa: F401 - an import is an input
 
         target.read_text()
         os.listdir(root / "exir")
     target.read_text()  # outside recording: not an input of anything
-    files, dirs = recorder.wheel_paths()
+    files, dirs = hook.paths()
     wheel = f"{root.name}/{target.relative_to(root).as_posix()}"
     assert wheel in files and f"{root.name}/exir" in dirs
     assert "executorch/exir/__init__.py" in files  # imported modules count from sys.modules

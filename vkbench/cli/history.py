@@ -1,7 +1,9 @@
-"""``vkbench changes | history {inputs,classes,bisect}``: the recorded range, explained.
+"""``vkbench changes | history {inputs,suite-inputs,classes,bisect}``: the recorded range, explained.
 
 ``history inputs`` finds what a workload set's lowering reads of ExecuTorch
-(by running it), ``history classes`` groups a range's first-parent commits
+(by running it), ``history suite-inputs`` what each benchmark module's records
+read of vkbench itself (the files its benchmarks' asv version digests),
+``history classes`` groups a range's first-parent commits
 into runs of identical lowering inputs, ``history bisect`` finds the class
 where one benchmark's value steps, and ``changes`` lists every step of the
 recorded counts with the commit that caused it.
@@ -41,12 +43,22 @@ def add_parser(sub: Subparsers) -> None:
     add_format_options(changes)
     changes.set_defaults(run=_changes)
 
-    history = sub.add_parser("history", help="lowering inputs, classes of a range, bisection over classes")
+    history = sub.add_parser("history", help="lowering inputs, the suite's own inputs, classes of a range, "
+                                             "bisection over classes")
     verbs = history.add_subparsers(dest="verb", required=True)
     inputs = verbs.add_parser("inputs", help="lower a workload set here and list what it read of executorch")
     inputs.add_argument("--workloads", choices=WORKLOAD_SETS, default="gate")
     inputs.add_argument("--out", type=Path, help="default: results/history/inputs-<workloads>.json")
     inputs.set_defaults(run=_inputs)
+
+    suite = verbs.add_parser("suite-inputs", help="run each benchmark module's records here and list the "
+                                                  "vkbench files they read (their asv version's digest)")
+    suite.add_argument("modules", nargs="*", help="benchmark modules (default: every benchmarks/bench_*.py)")
+    suite.add_argument("--results", type=Path, action="append", metavar="DIR",
+                       help="recorded results whose sidecars' suite_reads widen the lists; repeatable "
+                            "(default: results/upstream and results/releases)")
+    suite.add_argument("--out", type=Path, help="default: results/history/suite-inputs.json")
+    suite.set_defaults(run=_suite_inputs)
 
     classes = verbs.add_parser("classes", help="group a range's first-parent commits by lowering inputs")
     classes.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
@@ -96,12 +108,22 @@ def _changes(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(table.to_json(), indent=1))
         return 0
-    rows = [["regression" if c.regression else "improvement", c.benchmark.split(".", 1)[1], c.param,
-             f"{c.before} -> {c.after}", c.commit[:8] + ("" if c.exact else f" (since {c.previous[:8]})"),
-             (f"#{c.pr} " if c.pr else "") + c.subject[:60], c.reason_after or c.reason_before]
-            for c in table.changes]
     render = tables.markdown if args.markdown else tables.render
-    print(render(["kind", "benchmark", "param", "before -> after", "commit", "subject", "reason"], rows))
+    columns = ["kind", "benchmark", "param", "before -> after", "commit", "subject", "reason"]
+    for title, shown in ((f"{len(table.upstream)} upstream changes (both sides recorded by one suite):",
+                          table.upstream),
+                         (f"{len(table.older)} steps recorded by an older suite (before the suite digest; "
+                          "re-record both sides to confirm):", table.older)):
+        print(title)
+        rows = [["regression" if c.regression else "improvement", c.benchmark.split(".", 1)[1], c.param,
+                 f"{c.before} -> {c.after}", c.commit[:8] + ("" if c.exact else f" (since {c.previous[:8]})"),
+                 (f"#{c.pr} " if c.pr else "") + c.subject[:60], c.reason_after or c.reason_before]
+                for c in shown]
+        if rows:
+            print(render(columns, rows))
+    counts = table.left_out_counts()
+    print(f"{sum(counts.values())} steps left out, across a change of vkbench's suite: "
+          + ", ".join(f"{n} {why}" for why, n in counts.items()) + " (--json lists them)")
     answered = sum(1 for c in table.commits if c["measured_as"])
     print(f"{answered} of {len(table.commits)} commits answered by a recorded commit of their class")
     return 0
@@ -113,6 +135,36 @@ def _inputs(args: argparse.Namespace) -> int:
     found = measure_inputs(args.workloads, lambda name: print(f"  lowering {name}", file=sys.stderr))
     path = found.write(args.out or inputs_path(args.workloads))
     print(f"{len(found.files)} files, {len(found.dirs)} directories read; written to {path}")
+    return 0
+
+
+def _suite_inputs(args: argparse.Namespace) -> int:
+    from vkbench.results.asv_files import read_dir
+    from vkbench.suite import identity, measure
+
+    out = args.out or identity.PATH
+    try:
+        found = measure.measure(args.modules or None,
+                                lambda name: print(f"  measuring {name}", file=sys.stderr, flush=True))
+        if args.modules and out.is_file():  # the other modules keep their stored lists
+            found = identity.SuiteInputs({**identity.SuiteInputs.read(out).modules, **found.modules},
+                                         found.measured_with)
+    except (ValueError, RuntimeError) as error:
+        raise UsageError(str(error)) from None
+    reads: dict[str, set[str]] = {}
+    for root in args.results or [RESULTS_ROOT / "upstream", RESULTS_ROOT / "releases"]:
+        for record in read_dir(root).files if root.is_dir() else []:
+            for module, files in record.sidecar.suite_reads.items():
+                reads.setdefault(module, set()).update(files)
+    found, added = found.widen(reads, identity.tree_files(identity.roots()))
+    for module, files in added.items():
+        print(f"{module}: recordings read {len(files)} files outside its list (e.g. {files[0]}); widened it",
+              file=sys.stderr)
+    path = found.write(out)
+    rows = [[name, len(m.files), f"{m.seconds:.1f}", identity.digest(m.files, m.dirs), m.ran]
+            for name, m in sorted(found.modules.items())]
+    print(tables.render(["module", "files", "seconds", "digest", "ran"], rows))
+    print(f"written to {path}")
     return 0
 
 

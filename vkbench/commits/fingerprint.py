@@ -2,11 +2,12 @@
 
 If every input of a lowering is byte-identical between two commits, its
 counts are identical. The inputs are found by running the lowering, not by
-guessing: :class:`InputRecorder` is an audit hook that notes every file of
-the installed ``executorch`` package that is imported or opened (schemas,
-YAML op tables) and every directory that ExecuTorch code itself lists
-(``data/bin``'s flatc; not the import machinery's own listings), while a
-tier's workloads are lowered (:func:`measure_inputs`). The result,
+guessing: :func:`recorder` is an audit hook (:class:`vkbench.suite.reads.FileRecorder`,
+shared with the suite's own measurement) that notes every file of the installed
+``executorch`` package that is imported or opened (schemas, YAML op tables) and
+every directory that ExecuTorch code itself lists (``data/bin``'s flatc; not the
+import machinery's own listings), while a tier's workloads are lowered
+(:func:`measure_inputs`). The result,
 :class:`Inputs`, names them as wheel paths (``executorch/exir/pass_base.py``).
 
 A commit's fingerprint (:func:`fingerprints`) is then computed straight from
@@ -24,23 +25,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import posixpath
-import sys
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vkbench import git
+from vkbench.suite.documents import read_document, write_document
+from vkbench.suite.reads import FileRecorder
 
 SCHEMA = 1
 #: Tiers whose workload set :func:`measure_inputs` can run (the gate's probes, Blocks and fast policies).
 WORKLOAD_SETS = ("probes", "gate")
-#: Callers whose directory listings are the import machinery's, not an input of the lowering.
-_IMPORT_MACHINERY = ("importlib._bootstrap", "importlib._bootstrap_external", "zipimport", "pkgutil")
 
 
 @dataclass
@@ -71,20 +69,6 @@ class Inputs:
         return write_document(path, self.to_json())
 
 
-def read_document[T](path: Path, parse: Callable[[dict[str, Any]], T]) -> T:
-    """A versioned JSON document of ``results/history/``; ``ValueError`` names the file and the fault."""
-    try:
-        return parse(json.loads(Path(path).read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: {error}") from None
-
-
-def write_document(path: Path, data: dict[str, Any]) -> Path:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
-    return Path(path)
-
-
 def package_root() -> Path:
     """The installed ``executorch`` package directory (a namespace package: no ``__file__``)."""
     import executorch
@@ -92,67 +76,10 @@ def package_root() -> Path:
     return Path(next(iter(executorch.__path__))).resolve()
 
 
-class InputRecorder:
-    """An audit hook noting the ``executorch`` files a block of code imports, opens or lists.
-
-    Audit hooks cannot be removed, so one hook per process is installed and
-    switched on only inside :meth:`recording`. Imports done before recording
-    started are read from ``sys.modules`` at the end: a module imported once
-    is an input of every lowering that follows.
-    """
-
-    _installed: InputRecorder | None = None
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-        self.active = False
-        self.opened: set[str] = set()
-        self.listed: set[str] = set()
-
-    @classmethod
-    def for_package(cls) -> InputRecorder:
-        if cls._installed is None:
-            cls._installed = cls(package_root())
-            sys.addaudithook(cls._installed._hook)
-        return cls._installed
-
-    def _hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or event not in ("open", "os.listdir", "os.scandir") or not args:
-            return
-        try:
-            path = os.fsdecode(args[0])
-        except TypeError:
-            return  # a file descriptor
-        if not path.startswith(self.root):
-            return
-        if event == "open":
-            self.opened.add(path)
-        elif sys._getframe(2).f_globals.get("__name__", "") not in _IMPORT_MACHINERY:
-            self.listed.add(path)
-
-    @contextmanager
-    def recording(self) -> Iterator[InputRecorder]:
-        self.active = True
-        try:
-            yield self
-        finally:
-            self.active = False
-
-    def wheel_paths(self) -> tuple[list[str], list[str]]:
-        """Files (modules in ``sys.modules`` and opened non-bytecode files) and listed directories."""
-        root = Path(self.root)
-        prefix = root.name
-
-        def wheel(path: str) -> str | None:
-            resolved = Path(path).resolve()
-            if not resolved.is_relative_to(root):
-                return None
-            return posixpath.join(prefix, resolved.relative_to(root).as_posix())
-
-        modules = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
-        files = {wheel(p) for p in modules | self.opened if p and not p.endswith(".pyc")}
-        dirs = {wheel(p) for p in self.listed}
-        return sorted(f for f in files if f), sorted(d for d in dirs if d and d not in files)
+def recorder() -> FileRecorder:
+    """The process's audit hook on the installed ``executorch`` package (:mod:`vkbench.suite.reads`):
+    its ``paths()`` are wheel paths, ``executorch/...``."""
+    return FileRecorder.installed([package_root()])
 
 
 def tier_workloads(tier: str) -> list[tuple[str, Callable[[], object]]]:
@@ -180,13 +107,13 @@ def measure_inputs(tier: str, progress: Callable[[str], None] | None = None) -> 
     """Lower ``tier``'s workloads in this process and return what they read of ``executorch``."""
     import torch
 
-    recorder = InputRecorder.for_package()
-    with recorder.recording():
+    hook = recorder()
+    with hook.recording():
         for name, run in tier_workloads(tier):
             if progress:
                 progress(name)
             run()
-    files, dirs = recorder.wheel_paths()
+    files, dirs = hook.paths()
     try:
         from executorch import version as et_version
 

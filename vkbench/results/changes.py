@@ -14,6 +14,16 @@ commit of the later class, exactly; otherwise the row names the range.
 Rows are regressions first (a count up, or a failure appearing), then
 improvements; timings only where ``asv continuous -f 1.4`` would flag them.
 Every row carries the ``vkbench upstream`` command that reproduces it.
+
+A step is an upstream change only when both sides were recorded by one suite: the benchmark's
+stored asv ``version`` is the same suite digest on both (:mod:`vkbench.suite.identity`, the
+vkbench code the record runs). Two neighbours whose versions differ are never compared (asv
+would not compare them either); the step is left out and counted (:data:`SUITE_CHANGED`).
+Records made before the digest existed carry asv's hash of the benchmark's own source, which
+misses vkbench's code: their steps are rows of an *older suite* (re-record to confirm), and where
+the provenance tells that one side was recorded by a vkbench that stored none, the suite did
+change in between (e.g. the non-Core-ATen retry), and the step is left out
+(:data:`OLDER_SUITE_CHANGED`).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from typing import Any
 from vkbench.commits.classes import Classes, CommitClass
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
+from vkbench.suite.identity import carries_digest
 
 #: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
 TIMING_FACTOR = 1.4
@@ -40,6 +51,15 @@ TOLD_BY = {catalogue.PROBE_CPU_OPS.class_name: catalogue.PROBE_FAILED,
            catalogue.VLA_CPU_OPS.class_name: catalogue.VLA_CPU_OPS}
 TIMINGS = (catalogue.PARTITION_TIME,)
 FAILED = "failed"
+#: ``Change.suite`` of a row both of whose sides carry one suite digest: an upstream change.
+SAME = "same"
+#: ``Change.suite`` of a row recorded before the digest existed (asv's source hash on both sides).
+OLDER = "older"
+#: Why a step is left out: the two sides' asv versions differ (the suite changed in between).
+SUITE_CHANGED = "suite changed"
+#: Why a step is left out: older records, one written by a vkbench that stored its provenance and
+#: the other by one that did not (the suite changed in between; the rows once flagged "suite may differ").
+OLDER_SUITE_CHANGED = "older suite changed"
 
 Value = float | str  #: a number, or ``"failed"``
 
@@ -62,9 +82,15 @@ class Change:
     reason_after: str = ""
     repro: str = ""
     line: str = "main"
-    #: One side was written by a run before vkbench stored provenance, the other after: the suite
-    #: itself may have changed in between (a workload rebuilt, a retry added), not ExecuTorch.
-    suite_may_differ: bool = False
+    #: :data:`SAME` (one suite digest on both sides: an upstream change) or :data:`OLDER` (recorded
+    #: before the digest existed: re-record both sides with today's suite to confirm it).
+    suite: str = SAME
+
+    @property
+    def suite_may_differ(self) -> bool:
+        """Never true of a row any more: a step across a change of the suite is left out
+        (:attr:`Changes.left_out`). Kept for the readers that filtered on it."""
+        return False
 
     @property
     def fails(self) -> bool:
@@ -86,12 +112,43 @@ class Change:
 
 
 @dataclass
+class LeftOut:
+    """A step between two neighbours that is not a row: their suites differ (``why``)."""
+
+    benchmark: str
+    param: str
+    before: Value
+    after: Value
+    previous: str
+    commit: str
+    line: str
+    why: str  #: :data:`SUITE_CHANGED` or :data:`OLDER_SUITE_CHANGED`
+
+
+@dataclass
 class Changes:
     commits: list[dict[str, str | None]]  #: every commit of the classified range -> measured as
-    changes: list[Change]
+    changes: list[Change]  #: the rows: upstream changes first, then those of an older suite
+    left_out: list[LeftOut] = field(default_factory=list)  #: steps across a change of the suite
+
+    @property
+    def upstream(self) -> list[Change]:
+        """Rows recorded by one suite on both sides: changes of ExecuTorch."""
+        return [c for c in self.changes if c.suite == SAME]
+
+    @property
+    def older(self) -> list[Change]:
+        """Rows recorded before the suite's digest existed: to confirm by re-recording both sides."""
+        return [c for c in self.changes if c.suite == OLDER]
+
+    def left_out_counts(self) -> dict[str, int]:
+        """Steps left out per reason (both reasons always present)."""
+        return {why: sum(1 for step in self.left_out if step.why == why)
+                for why in (SUITE_CHANGED, OLDER_SUITE_CHANGED)}
 
     def to_json(self) -> dict[str, Any]:
-        return {"commits": self.commits, "changes": [c.to_json() for c in self.changes]}
+        return {"commits": self.commits, "changes": [c.to_json() for c in self.changes],
+                "left_out": self.left_out_counts(), "left_out_steps": [asdict(s) for s in self.left_out]}
 
 
 def _reason(failure: Failure | None) -> str:
@@ -194,9 +251,21 @@ def _repro(benchmark: str, param: str, base: str, head: str) -> str:
             f"{short} {head[:8]}")
 
 
+def suite_of(bench: catalogue.Benchmark, previous: ResultFile, current: ResultFile) -> str:
+    """:data:`SAME` or :data:`OLDER` when the two sides may be compared, else why not."""
+    version = previous.version(bench.name)
+    if version != current.version(bench.name):
+        return SUITE_CHANGED
+    if carries_digest(version):
+        return SAME
+    if previous.stamped(bench.name) != current.stamped(bench.name):
+        return OLDER_SUITE_CHANGED
+    return OLDER
+
+
 def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value, str],
          after: tuple[Value, str], previous: ResultFile, current: ResultFile, cause: CommitClass | None,
-         exact: bool) -> Change:
+         exact: bool, suite: str) -> Change:
     commit = cause.first if (cause and exact) else current.commit
     base = f"{commit}^" if exact else previous.commit
     why_before, why_after = before[1], after[1]
@@ -205,8 +274,7 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
     return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
                   cause.subject if cause and exact else "", cause.pr if cause and exact else None,
                   list(cause.changed) if cause and exact else [], why_before, why_after,
-                  _repro(bench.name, param, base, commit), line,
-                  previous.stamped(bench.name) != current.stamped(bench.name))
+                  _repro(bench.name, param, base, commit), line, suite)
 
 
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
@@ -236,6 +304,7 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
     """
     index = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
     rows: list[Change] = []
+    left_out: list[LeftOut] = []
     for line, files in lines(found, classes).items():
         for bench in COUNTS + TIMINGS:
             last: dict[str, tuple[ResultFile, tuple[Value, str]]] = {}
@@ -246,16 +315,22 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
                         same_class = (line == "main" and classes is not None
                                       and index[current.commit] == index[previous.commit])
                         if not same_class and _is_step(bench, before[0], point[0]):
+                            suite = suite_of(bench, previous, current)
                             cause = classes.classes[index[current.commit]] if line == "main" and classes \
                                 else None
                             exact = cause is not None and index[current.commit] == index[previous.commit] + 1
-                            rows.append(_row(line, bench, param, before, point, previous, current, cause,
-                                             exact))
+                            if suite in (SAME, OLDER):
+                                rows.append(_row(line, bench, param, before, point, previous, current, cause,
+                                                 exact, suite))
+                            else:
+                                left_out.append(LeftOut(bench.name, param, _rounded(before[0]),
+                                                        _rounded(point[0]), previous.commit, current.commit,
+                                                        line, suite))
                     last[param] = (current, point)
     timings = {b.name for b in TIMINGS}
-    rows.sort(key=lambda r: (not r.regression, r.suite_may_differ, r.benchmark in timings, r.line != "main",
+    rows.sort(key=lambda r: (not r.regression, r.suite != SAME, r.benchmark in timings, r.line != "main",
                              r.benchmark, r.param))
-    return Changes(commits_measured_as(found, classes), rows)
+    return Changes(commits_measured_as(found, classes), rows, left_out)
 
 
 def commits_measured_as(found: ResultSet, classes: Classes | None) -> list[dict[str, str | None]]:

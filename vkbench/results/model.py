@@ -169,6 +169,9 @@ class Sidecar:
     #: Benchmark module -> workload -> its CPU ops and the partitioner's reasons, as the run that
     #: lowered it there saw them: what a step in a count is explained by.
     cpu: dict[str, dict[str, CpuOps]] = field(default_factory=dict)
+    #: Benchmark module -> vkbench files its records read outside the list that its benchmarks'
+    #: version covers (:mod:`vkbench.suite.identity`): what the next measurement of that list adds.
+    suite_reads: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -218,6 +221,11 @@ class ResultFile:
         names = held.quoted_names()
         return [p for p, name in zip(points, names, strict=False)
                 if p.value is not None or re.search(pattern, name)]
+
+    def version(self, benchmark: str) -> str | None:
+        """asv's stored ``version`` of the benchmark (since the suite's identity, its digest)."""
+        held = self.results.get(benchmark)
+        return held.version if held is not None else None
 
     def stamped(self, benchmark: str) -> bool:
         """Whether a run that stored its provenance wrote this benchmark (an older vkbench did not)."""

@@ -37,6 +37,7 @@ from vkbench.results.failure_log import (
     read_cpu_log,
     read_failure_log,
     read_inputs_log,
+    read_suite_log,
 )
 from vkbench.results.model import Failure, Params, Provenance, ResultFile
 from vkbench.suite import catalogue
@@ -113,8 +114,8 @@ def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[
     return out
 
 
-def _matching[T: (WorkloadFailures, WorkloadCpu, set[str])](log: dict[tuple[str, str], T], record: ResultFile,
-                                                empty: T) -> T:
+def _matching[T: (WorkloadFailures, WorkloadCpu, set[str], dict[str, set[str]])](
+        log: dict[tuple[str, str], T], record: ResultFile, empty: T) -> T:
     """The log entries of the record's commit and environment (an installed release runs as
     ``existing`` with its commit set by vkbench, so an empty ``ASV_COMMIT`` matches any commit)."""
     for (commit, env), found in log.items():
@@ -128,7 +129,8 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
           per_file: Callable[[ResultFile], Provenance] | None = None,
           reads: dict[tuple[str, str], set[str]] | None = None,
           started: Started | None = None, since_ms: float | None = None,
-          cpu: dict[tuple[str, str], WorkloadCpu] | None = None) -> list[Path]:
+          cpu: dict[tuple[str, str], WorkloadCpu] | None = None,
+          suite_reads: dict[tuple[str, str], dict[str, set[str]]] | None = None) -> list[Path]:
     """Write the sidecar of every result file under ``root`` that changed since ``before``.
 
     ``per_file`` adds what depends on the file's commit (its release tag, the base wheel).
@@ -148,7 +150,8 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
         if not written:
             continue  # changed, but not by this run
         sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
-                      _matching(reads or {}, record, set()), written, _matching(cpu or {}, record, {}))
+                      _matching(reads or {}, record, set()), written, _matching(cpu or {}, record, {}),
+                      _matching(suite_reads or {}, record, {}))
         if per_file is not None:
             sidecar.merge(path, per_file(record))
         stamped.append(path)
@@ -179,7 +182,7 @@ def recording(root: Path, run_provenance: Provenance,
             yield {**os.environ, LOG_SETTING: str(log)}
         finally:
             stamp(root, before, run_provenance, read_failure_log(log), per_file, read_inputs_log(log),
-                  started, since_ms, read_cpu_log(log))
+                  started, since_ms, read_cpu_log(log), read_suite_log(log))
 
 
 def stamp_inferred_tiers(root: Path) -> list[tuple[Path, str]]:

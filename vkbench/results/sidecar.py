@@ -11,7 +11,8 @@ JSON form::
      "provenance": {"tier": "gate", "launch_method": "forkserver", ...},
      "failures": [{"benchmark": "bench_probes.ProbeCoverage.track_cpu_ops",
                    "params": ["mha_cross"], "stage": "preprocess", "error": "..."}],
-     "cpu": {"bench_probes": {"mish": {"aten.softplus.default": {"nodes": 1, "reasons": {...}}}}}}
+     "cpu": {"bench_probes": {"mish": {"aten.softplus.default": {"nodes": 1, "reasons": {...}}}}},
+     "suite_reads": {"bench_probes": ["vkbench/core/new_helper.py"]}}
 
 A sidecar that cannot be read is treated as absent (the asv file is still
 the record) and said so, once per file, on stderr: ``vkbench changes`` would
@@ -52,7 +53,9 @@ def from_json(data: dict[str, Any]) -> Sidecar:
     patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
     cpu = {str(module): {str(w): dict(ops) for w, ops in workloads.items() if isinstance(ops, dict)}
            for module, workloads in (data.get("cpu") or {}).items() if isinstance(workloads, dict)}
-    return Sidecar(provenance, failures, inputs, patterns, cpu)
+    suite_reads = {str(module): {str(f) for f in files if isinstance(f, str)}
+                   for module, files in (data.get("suite_reads") or {}).items() if isinstance(files, list)}
+    return Sidecar(provenance, failures, inputs, patterns, cpu, suite_reads)
 
 
 def to_json(record: Sidecar) -> dict[str, Any]:
@@ -62,7 +65,9 @@ def to_json(record: Sidecar) -> dict[str, Any]:
             **({"inputs": sorted(record.inputs)} if record.inputs else {}),
             **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {}),
             **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(record.cpu.items())}}
-               if record.cpu else {})}
+               if record.cpu else {}),
+            **({"suite_reads": {m: sorted(f) for m, f in sorted(record.suite_reads.items())}}
+               if record.suite_reads else {})}
 
 
 #: Sidecars already reported unreadable by this process: a command reads a file more than once
@@ -105,11 +110,15 @@ def read(result_path: Path) -> Sidecar:
 def merge(result_path: Path, provenance: Provenance | None = None,
           failures: Iterable[tuple[str, Params, Failure]] = (), inputs: Iterable[str] = (),
           patterns: dict[str, str | None] | None = None,
-          cpu: dict[tuple[str, str], CpuOps] | None = None) -> Path:
+          cpu: dict[tuple[str, str], CpuOps] | None = None,
+          suite_reads: dict[str, set[str]] | None = None) -> Path:
     """Add to a result file's sidecar: set the given provenance fields, add or replace failures,
     add to the files read, set each written benchmark's ``-b`` pattern (None or "": the run selected
-    all), set each lowered workload's CPU ops (``(module, workload) -> ops``)."""
+    all), set each lowered workload's CPU ops (``(module, workload) -> ops``), add to the vkbench
+    files each benchmark module read outside its list (``module -> files``)."""
     record = read(result_path)
+    for module, files in (suite_reads or {}).items():
+        record.suite_reads[module] = record.suite_reads.get(module, set()) | set(files)
     for (module, workload), ops in (cpu or {}).items():
         record.cpu.setdefault(module, {})[workload] = ops
     record.inputs |= set(inputs)
@@ -148,6 +157,8 @@ def move(source: Path, target: Path) -> None:
             setattr(kept.provenance, key, value)
     kept.failures = {**moved.failures, **kept.failures}
     kept.inputs |= moved.inputs
+    for module, files in moved.suite_reads.items():
+        kept.suite_reads[module] = kept.suite_reads.get(module, set()) | files
     kept.patterns = {**moved.patterns, **kept.patterns}
     path_for(target).write_text(json.dumps(to_json(kept), indent=1, sort_keys=True) + "\n")
     old.unlink()

@@ -4,8 +4,10 @@ The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.change
 once per publish into :class:`~vkbench.site.data.SiteData`):
 regressions first, then improvements, each with the reasons before and after
 and the command that reproduces it; below, the classes of the range, so any
-commit can be looked up as "same lowering inputs as <commit>". Offline:
-inline CSS only, no scripts, no external links.
+commit can be looked up as "same lowering inputs as <commit>". Rows recorded before each value
+carried its suite's digest are marked *older suite*, and the steps left out because vkbench's own
+suite changed between the two sides are counted above the table, so no such step reads as a change
+of ExecuTorch. Offline: inline CSS only, no scripts, no external links.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import html
 from pathlib import Path
 
 from vkbench.commits.classes import Classes
-from vkbench.results.changes import Change, Changes
+from vkbench.results.changes import OLDER, OLDER_SUITE_CHANGED, SUITE_CHANGED, Change, Changes
 from vkbench.site.data import SiteData
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
@@ -42,13 +44,24 @@ def _change_row(change: Change) -> str:
     subject = change.subject if change.pr is None or f"#{change.pr}" in change.subject else \
         f"#{change.pr} {change.subject}"
     files = ", ".join(change.files[:4]) + (f" (+{len(change.files) - 4})" if len(change.files) > 4 else "")
-    if change.suite_may_differ:
-        kind += " (suite may differ)"
+    if change.suite == OLDER:
+        kind += " (older suite: re-record to confirm)"
     return (f"<tr class='{kind.split()[0]}'>{_cell(kind)}{_cell(change.benchmark.split('.', 1)[1])}"
             f"{_cell(change.param)}"
             f"{_cell(f'{change.before} → {change.after}')}<td>{where}<br><small>{html.escape(subject)}"
             f"</small></td>{_cell(files or '-')}{_cell(change.reason_before or '-')}"
             f"{_cell(change.reason_after or '-')}<td><code>{html.escape(change.repro)}</code></td></tr>")
+
+
+def _suites(table: Changes) -> str:
+    """Which rows are upstream changes, which an older suite's, and the steps left out."""
+    counts = table.left_out_counts()
+    return (f"<p>{len(table.upstream)} upstream changes (both sides recorded by one suite: the same digest "
+            f"of the vkbench code the record runs, as the benchmark's asv version); {len(table.older)} rows "
+            "recorded by an older suite, before that digest existed: re-record both sides to confirm them. "
+            f"{sum(counts.values())} steps are left out, because vkbench's own suite changed between the two "
+            f"sides: {counts[SUITE_CHANGED]} with differing versions, {counts[OLDER_SUITE_CHANGED]} older "
+            "records of which one side was written by a vkbench that stored no provenance.</p>")
 
 
 def render(table: Changes, classes: Classes | None) -> str:
@@ -61,6 +74,7 @@ def render(table: Changes, classes: Classes | None) -> str:
              "adjacent classes (runs of commits with byte-identical lowering inputs) is on its commit "
              "exactly; otherwise the row names the range. A failure is the value <i>failed</i>, with "
              "the stored stage and first error line. <a href='index.html'>Back to the dashboard</a>.</p>",
+             _suites(table),
              "<table><colgroup>" + "".join(f"<col style='width:{w}%'>" for w in WIDTHS) + "</colgroup>"
              "<tr><th>kind</th><th>benchmark</th><th>param</th><th>before → after</th>"
              "<th>commit</th><th>inputs changed</th><th>reason before</th><th>reason after</th>"
