@@ -135,3 +135,12 @@ def test_a_child_error_label_on_its_own_line_is_joined_with_its_message():
     stderr = b"error:\n  schema.json:3: 7: error: bad value\n"
     error = subprocess.CalledProcessError(1, ["flatc"], stderr=stderr)
     assert first_error_line(error).endswith("status 1. error: schema.json:3: 7: error: bad value")
+
+
+def test_the_export_cache_defaults_into_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``VKBENCH_CACHE`` the exported programs stay in the checkout's ``.asv``, never in ``~``."""
+    from vkbench.paths import STATE
+    from vkbench.workloads.policies.cache import cache_dir
+
+    monkeypatch.delenv("VKBENCH_CACHE", raising=False)
+    assert cache_dir().is_relative_to(STATE / "cache" / "exported")

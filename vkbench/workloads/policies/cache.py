@@ -25,6 +25,7 @@ import torch
 
 from vkbench import settings
 from vkbench.core.lowering import export_program
+from vkbench.paths import ROOT, STATE
 
 
 def _version(dist: str) -> str:
@@ -35,7 +36,6 @@ def _version(dist: str) -> str:
 
 
 _PACKAGE = Path(__file__).resolve().parent
-_CHECKOUT = _PACKAGE.parents[1]
 
 
 def _builders_digest() -> str:
@@ -48,8 +48,8 @@ def _builders_digest() -> str:
 
 def _default_base() -> Path:
     """``.asv/cache/exported`` in the checkout (editable install), else the user's cache dir."""
-    if (_CHECKOUT / "pyproject.toml").is_file():
-        return _CHECKOUT / ".asv" / "cache" / "exported"
+    if (ROOT / "pyproject.toml").is_file():
+        return STATE / "cache" / "exported"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vkbench" / "exported"
 
 
