@@ -87,12 +87,6 @@ class Change:
     suite: str = SAME
 
     @property
-    def suite_may_differ(self) -> bool:
-        """Never true of a row any more: a step across a change of the suite is left out
-        (:attr:`Changes.left_out`). Kept for the readers that filtered on it."""
-        return False
-
-    @property
     def fails(self) -> bool:
         """The step is the workload starting to fail (a count becomes "failed", or ProbeFailure 0 -> 1)."""
         if self.benchmark == catalogue.PROBE_FAILED.name:
