@@ -19,6 +19,7 @@ import html.parser
 import http.server
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -63,7 +64,9 @@ def browse(url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
         "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", *extra, url,
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    # Chromium writes crash-report settings under $XDG_CONFIG_HOME even with --user-data-dir: keep it in tmp.
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "config")}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
 

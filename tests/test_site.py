@@ -198,7 +198,9 @@ def dump_dom(url: str, tmp: Path, budget_ms: int = 15000) -> str:
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--virtual-time-budget={budget_ms}", "--dump-dom", url,
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    # Chromium writes crash-report settings under $XDG_CONFIG_HOME even with --user-data-dir: keep it in tmp.
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "config")}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
