@@ -506,14 +506,15 @@ def partition_phases(clock: PhaseClock) -> dict[str, float]:
 
 
 def timed_partition(
-    edge_program: Any, partitioner_options: dict[str, Any] | None = None
+    edge_program: Any, partitioner_options: dict[str, Any] | None = None, clock: PhaseClock | None = None
 ) -> tuple[int, dict[str, float]]:
     """Run ``VulkanPartitioner.partition`` alone on an edge program.
 
     Returns the number of partitions and the phase split (plus ``total``).
     This is the seed's measurement: the edge program is built beforehand.
+    ``clock`` (wall seconds when None) is what the phases are measured in.
     """
-    clock = PhaseClock()
+    clock = clock or PhaseClock()
     supported: dict[str, bool] = {}
     operators_cls = getattr(_vk_partitioner, "VulkanSupportedOperators", None)
     with recording_skip_reasons(operators_cls), _instrumented(clock, supported, []):

@@ -22,8 +22,14 @@ from typing import Any
 
 @dataclass
 class PhaseClock:
-    """Exclusive seconds and call counts per named phase."""
+    """Exclusive seconds and call counts per named phase.
 
+    ``clock`` is what a phase spends: wall seconds by default, or any other
+    monotone reading (:mod:`vkbench.workloads.partition_work` counts Python
+    events with it); ``seconds`` then holds that reading's units.
+    """
+
+    clock: Callable[[], float] = time.perf_counter
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     _stack: list[list[float]] = field(default_factory=list)
@@ -31,13 +37,13 @@ class PhaseClock:
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Time a block as ``name``, excluding nested phases."""
-        frame = [time.perf_counter(), 0.0]  # start, time spent in children
+        frame = [self.clock(), 0.0]  # start, time spent in children
         self._stack.append(frame)
         try:
             yield
         finally:
             self._stack.pop()
-            elapsed = time.perf_counter() - frame[0]
+            elapsed = self.clock() - frame[0]
             self.seconds[name] += elapsed - frame[1]
             self.calls[name] += 1
             if self._stack:

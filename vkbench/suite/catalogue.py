@@ -25,6 +25,11 @@ PROBE_NAMES = [
 BLOCK_SIZES = [50, 100, 200, 400]
 #: The partitioner phases :mod:`vkbench.core.phases` clocks.
 PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
+#: ``Blocks(n)`` sizes whose partitioner work is counted (:mod:`vkbench.workloads.partition_work`);
+#: the gate tier selects the first two. 400 is left out: its count alone would take minutes.
+WORK_SIZES = [50, 100, 200]
+#: The counted phases: :data:`PHASES` and their sum.
+WORK_PHASES = [*PHASES, "total"]
 #: Lowering stages timed per policy entry.
 STAGES = ["to_edge", "partition", "preprocess", "to_executorch"]
 #: The fast LeRobot entries (gate and standard tiers).
@@ -133,6 +138,7 @@ PARTITION_WORK = _b("bench_partition", "PartitionScalingRecord", "track_work_sec
 PARTITION_PHASES = _b("bench_partition", "PartitionScalingPhases", "track_phase_seconds", "blocks", "phase")
 PARTITION_TO_EDGE = _b("bench_partition", "PartitionScalingRecord", "track_to_edge_seconds", "blocks")
 PARTITION_ADDED_MB = _b("bench_partition", "PartitionScalingRecord", "track_added_mb", "blocks")
+PARTITION_EVENTS = _b("bench_partition", "PartitionWork", "track_partition_events", "blocks", "phase")
 UNFUSED_TIME = _b("bench_partition", "PartitionWithoutHorizontalFusion", "time_partition", "blocks")
 UNFUSED_COUNT = _b("bench_partition", "PartitionWithoutHorizontalFusionRecord", "track_partitions", "blocks")
 
