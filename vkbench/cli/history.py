@@ -5,8 +5,10 @@
 read of vkbench itself (the files its benchmarks' asv version digests),
 ``history classes`` groups a range's first-parent commits
 into runs of identical lowering inputs, ``history bisect`` finds the class
-where one benchmark's value steps, and ``changes`` lists every step of the
-recorded counts with the commit that caused it.
+where one benchmark's value steps, ``history confirm`` measures both sides of
+every unconfirmed step again, ``history bases`` stores where the release tags
+left main, and ``changes`` tells every step of the recorded counts as one event
+per commit.
 """
 
 from __future__ import annotations
@@ -84,6 +86,25 @@ def add_parser(sub: Subparsers) -> None:
     bisect.add_argument("bad", help="a commit whose class has the new value")
     bisect.set_defaults(run=_bisect)
 
+    confirm = verbs.add_parser("confirm", help="measure both sides of every unconfirmed step again (one asv "
+                                               "run per pair of commits) and store whether it reproduced")
+    confirm.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
+    confirm.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
+                         help="recorded results (default: results/upstream); confirmations.json is kept "
+                              "there")
+    confirm.add_argument("--classes", type=Path, default=classes_path("gate"))
+    confirm.add_argument("--limit", type=int, default=None, metavar="N", help="at most N pairs of commits")
+    confirm.add_argument("--dry-run", action="store_true",
+                         help="list the pairs and their asv runs; run nothing")
+    confirm.set_defaults(run=_confirm)
+
+    bases = verbs.add_parser("bases", help="store where each recorded release tag left main (git "
+                                           "merge-base), so release steps are placed on main-line events")
+    bases.add_argument("--mirror", type=Path, required=True)
+    bases.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream")
+    bases.add_argument("--out", type=Path, help="default: results/history/release-bases.json")
+    bases.set_defaults(run=_bases)
+
 
 def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
     from vkbench.commits.classes import Classes
@@ -94,38 +115,129 @@ def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
         raise UsageError(str(error)) from None
 
 
-def _changes(args: argparse.Namespace) -> int:
+def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; imported lazily
+    """The events of ``results`` with their stored confirmations and release bases; unreadable result
+    files are one line each on stderr; a corrupt confirmations or bases file is a :class:`UsageError`."""
+    from vkbench.results import confirmations
     from vkbench.results.asv_files import read_dir
-    from vkbench.results.changes import changes
+    from vkbench.results.events import explain, read_bases
 
-    found = read_dir(args.results)
+    found = read_dir(results)
     for problem in found.problems:
         print(f"vkbench changes: skipped {problem}", file=sys.stderr)
     if not found.files:
-        raise UsageError(f"{args.results} holds no readable asv result files")
-    classes = _read_classes(args.classes) if args.classes.is_file() else None
-    table = changes(found, classes)
+        raise UsageError(f"{results} holds no readable asv result files")
+    classes = _read_classes(classes_file) if classes_file.is_file() else None
+    try:
+        stored = confirmations.read(confirmations.path_for(results))
+        bases = read_bases()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return found, explain(found, classes, stored, bases)
+
+
+def _where(change) -> str:  # noqa: ANN001 - a Change
+    end = (change.recorded or change.commit)[:8]
+    return change.commit[:8] if change.exact else f"{change.previous[:8]}..{end}"
+
+
+def _confirmed(change) -> str:  # noqa: ANN001 - a Change
+    if change.confirmed is None:
+        return "older suite" if change.suite == "older" else "not yet"
+    return "reproduced" if change.confirmed else "NOT reproduced"
+
+
+def _changes(args: argparse.Namespace) -> int:
+    _, table = explained(args.results, args.classes)
     if args.json:
         print(json.dumps(table.to_json(), indent=1))
         return 0
     render = tables.markdown if args.markdown else tables.render
-    columns = ["kind", "benchmark", "param", "before -> after", "commit", "subject", "reason"]
-    for title, shown in ((f"{len(table.upstream)} upstream changes (both sides recorded by one suite):",
-                          table.upstream),
-                         (f"{len(table.older)} steps recorded by an older suite (before the suite digest; "
-                          "re-record both sides to confirm):", table.older)):
-        print(title)
-        rows = [["regression" if c.regression else "improvement", c.benchmark.split(".", 1)[1], c.param,
-                 f"{c.before} -> {c.after}", c.commit[:8] + ("" if c.exact else f" (since {c.previous[:8]})"),
-                 (f"#{c.pr} " if c.pr else "") + c.subject[:60], c.reason_after or c.reason_before]
-                for c in shown]
-        if rows:
-            print(render(columns, rows))
     counts = table.left_out_counts()
-    print(f"{sum(counts.values())} steps left out, across a change of vkbench's suite: "
-          + ", ".join(f"{n} {why}" for why, n in counts.items()) + " (--json lists them)")
+    regressing = sum(1 for e in table.events if e.regression)
+    print(f"{len(table.events)} events ({regressing} regressing), {len(table.changes)} steps; "
+          f"{len(table.dropped)} dropped (re-measured on both sides, did not reproduce); "
+          f"{sum(counts.values())} left out (" + ", ".join(f"{n} {why}" for why, n in counts.items()) + ")\n")
+    for event in table.events:
+        kind = "REGRESSION" if event.regression else "improvement"
+        subject = (f"#{event.pr} " if event.pr else "") + event.subject
+        where = event.commit[:8] if event.exact else \
+            f"{event.previous[:8]}..{event.commit[:8]} ({event.line})"
+        print(f"{kind} {where} {subject}".rstrip())
+        if event.files:
+            print(f"  inputs changed: {', '.join(event.files)}")
+        rows = [[c.benchmark.split(".", 1)[1], c.param, f"{c.before} -> {c.after}", _where(c), _confirmed(c)]
+                for c in event.rows]
+        print("  " + render(["benchmark", "param", "before -> after", "where", "confirmed"], rows)
+              .replace("\n", "\n  "))
+        for reason in event.reasons:
+            print(f"  reason: {reason}")
+        for note in event.notes:
+            print(f"  {note}")
+        if event.repeated_on:
+            print(f"  also on the release line: {', '.join(event.repeated_on)}")
+        print(f"  confirmation: {event.confirmation or '-'}")
+        print(f"  reproduce: {event.repro}\n")
+    for change in table.dropped:
+        how = change.confirmation.how if change.confirmation else ""
+        print(f"dropped: {change.benchmark.split('.', 1)[1]}({change.param}) {change.before} -> "
+              f"{change.after} at {_where(change)}: {how}")
+    print(f"{sum(counts.values())} steps left out: " + ", ".join(f"{n} {why}" for why, n in counts.items())
+          + " (--json lists them)")
     answered = sum(1 for c in table.commits if c["measured_as"])
     print(f"{answered} of {len(table.commits)} commits answered by a recorded commit of their class")
+    return 0
+
+
+def _confirm(args: argparse.Namespace) -> int:
+    from vkbench.results import confirmations
+    from vkbench.runs import confirm
+    from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
+
+    found, table = explained(args.results, args.classes)
+    try:
+        stored = confirmations.read(confirmations.path_for(args.results))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    steps = confirmations.pending(table.steps_to_confirm(), stored)
+    pairs = confirmations.pairs(steps)
+    machines = {f.commit: f.machine for f in found.files}
+    print(f"{len(steps)} steps to confirm in {len(pairs)} asv runs ({len(stored)} confirmations stored)",
+          file=sys.stderr)
+    shown = pairs[:args.limit] if args.limit is not None else pairs
+    if args.dry_run:
+        for pair in shown:
+            command = confirm.asv_args(pair, DEFAULT_CONFIG, machines.get(pair.commit, "MACHINE"),
+                                       Path("HASHES"))
+            print(f"{pair.previous[:8]} -> {pair.commit[:8]}: {len(pair.steps)} steps"
+                  f"{' (timing)' if pair.timing else ''}\n  " + " ".join(command[3:]))
+        return 0
+    config = write_config(DEFAULT_CONFIG)
+    done = []
+    for machine in sorted({machines.get(p.commit, "") for p in shown}):
+        these = [s for p in shown if machines.get(p.commit, "") == machine for s in p.steps]
+        done += confirm.confirm(args.results, args.mirror, config, machine, these)
+    failed = sum(1 for c in done if not c.reproduced)
+    print(f"{len(done)} steps confirmed now: {len(done) - failed} reproduced, {failed} did not "
+          f"(stored in {confirmations.path_for(args.results)})")
+    return 0
+
+
+def _bases(args: argparse.Namespace) -> int:
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.events import BASES_PATH, release_bases
+    from vkbench.runs.upstream import UpstreamError, git_dir
+
+    releases = {f.commit: f.sidecar.provenance.release for f in read_dir(args.results).files
+                if f.sidecar.provenance.release}
+    try:
+        found = release_bases(git_dir(args.mirror), releases)
+    except UpstreamError as error:
+        raise UsageError(str(error)) from None
+    path = found.write(args.out or BASES_PATH)
+    for commit, known in sorted(found.bases.items(), key=lambda item: item[1]["tag"]):
+        print(f"{known['tag']} {commit[:8]}: left main at {known['base'][:8]}")
+    print(f"written to {path}")
     return 0
 
 

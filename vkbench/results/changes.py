@@ -34,12 +34,20 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vkbench.commits.classes import Classes, CommitClass
+from vkbench.results.confirmations import (
+    EVENTS_TOLERANCE,
+    TIMING_FACTOR,
+    Confirmation,
+    Step,
+    StepKey,
+    Stored,
+    asv_name,
+    lookup,
+)
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
 from vkbench.suite.identity import carries_digest
 
-#: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
-TIMING_FACTOR = 1.4
 #: Count tracks whose steps are rows.
 COUNTS = tuple(bench for _, bench in catalogue.COUNT_TRACKS)
 #: A workload's failure is told once, by one track of its class: a probe's by ``ProbeFailure``
@@ -50,6 +58,11 @@ TOLD_BY = {catalogue.PROBE_CPU_OPS.class_name: catalogue.PROBE_FAILED,
            catalogue.POLICY_CPU_OPS.class_name: catalogue.POLICY_CPU_OPS,
            catalogue.VLA_CPU_OPS.class_name: catalogue.VLA_CPU_OPS}
 TIMINGS = (catalogue.PARTITION_TIME,)
+#: Deterministic work counts: count-like rows, a step when after/before moves by more than
+#: :data:`~vkbench.results.confirmations.EVENTS_TOLERANCE`; what a timing step needs beside it.
+DETERMINISTIC = (catalogue.PARTITION_EVENTS,)
+#: The timing each deterministic track vouches for (same commit, same blocks size).
+VOUCHES_FOR = {catalogue.PARTITION_TIME.name: catalogue.PARTITION_EVENTS.name}
 FAILED = "failed"
 #: ``Change.suite`` of a row both of whose sides carry one suite digest: an upstream change.
 SAME = "same"
@@ -60,6 +73,10 @@ SUITE_CHANGED = "suite changed"
 #: Why a step is left out: older records, one written by a vkbench that stored its provenance and
 #: the other by one that did not (the suite changed in between; the rows once flagged "suite may differ").
 OLDER_SUITE_CHANGED = "older suite changed"
+#: Why a step is left out: a timing step that neither the deterministic work track (moving at the same
+#: commit by at least 2 % in the same size) nor an interleaved re-measurement of both sides confirms.
+TIMING_NOT_CONFIRMED = "timing not confirmed"
+LEFT_OUT_REASONS = (SUITE_CHANGED, OLDER_SUITE_CHANGED, TIMING_NOT_CONFIRMED)
 
 Value = float | str  #: a number, or ``"failed"``
 
@@ -85,6 +102,22 @@ class Change:
     #: :data:`SAME` (one suite digest on both sides: an upstream change) or :data:`OLDER` (recorded
     #: before the digest existed: re-record both sides with today's suite to confirm it).
     suite: str = SAME
+    recorded: str = ""  #: the recorded commit after the step (``commit`` is its class's first when exact)
+    #: The commit of the event this row belongs to (:mod:`vkbench.results.events`): ``commit``, or for
+    #: a release-line step, the main-line event it repeats.
+    event: str = ""
+    confirmed: bool | None = None  #: the stored re-measurement of both sides reproduced it (None: none)
+    confirmation: Confirmation | None = None
+    suite_before: str | None = None  #: the stored asv version of the benchmark on each side
+    suite_after: str | None = None
+    note: str = ""  #: what else vouches for it or where it could not be placed
+
+    @property
+    def step(self) -> Step:
+        """The step as :mod:`vkbench.results.confirmations` confirms it (the recorded commits)."""
+        return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit),
+                    self.before, self.after, self.suite_after,
+                    timing=self.benchmark in {b.name for b in TIMINGS})
 
     @property
     def fails(self) -> bool:
@@ -116,14 +149,57 @@ class LeftOut:
     previous: str
     commit: str
     line: str
-    why: str  #: :data:`SUITE_CHANGED` or :data:`OLDER_SUITE_CHANGED`
+    why: str  #: one of :data:`LEFT_OUT_REASONS`
+    suite_before: str | None = None
+    suite_after: str | None = None
+
+    @property
+    def step(self) -> Step:
+        return Step(StepKey(self.benchmark, self.param, self.previous, self.commit), self.before, self.after,
+                    self.suite_after, timing=self.benchmark in {b.name for b in TIMINGS})
+
+
+@dataclass
+class Event:
+    """One commit's story (:mod:`vkbench.results.events`): every row stepping there, the reasons once,
+    the confirmation and one command reproducing them all."""
+
+    commit: str
+    previous: str  #: the recorded neighbour before it (a range when not ``exact``)
+    exact: bool
+    line: str
+    subject: str
+    pr: str | None
+    files: list[str]  #: the lowering inputs its class changed
+    rows: list[Change]
+    reasons: list[str]  #: each distinct reason once (partitioner reasons of counts, failure lines)
+    confirmation: str  #: what the stored re-measurements say of its rows
+    repro: str
+    #: Release-line steps that repeat this main-line event (``previous..commit`` of the tags).
+    repeated_on: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  #: e.g. "not placed: record main-line commits ..."
+
+    @property
+    def regression(self) -> bool:
+        return any(r.regression for r in self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "previous": self.previous, "exact": self.exact, "line": self.line,
+                "subject": self.subject, "pr": self.pr, "files": self.files, "regression": self.regression,
+                "steps": [{"benchmark": r.benchmark, "param": r.param, "before": r.before, "after": r.after,
+                           "line": r.line, "previous": r.previous, "commit": r.commit, "confirmed": r.confirmed}
+                          for r in self.rows],
+                "reasons": self.reasons, "confirmation": self.confirmation, "repro": self.repro,
+                "repeated_on": self.repeated_on, "notes": self.notes}
 
 
 @dataclass
 class Changes:
     commits: list[dict[str, str | None]]  #: every commit of the classified range -> measured as
     changes: list[Change]  #: the rows: upstream changes first, then those of an older suite
-    left_out: list[LeftOut] = field(default_factory=list)  #: steps across a change of the suite
+    left_out: list[LeftOut] = field(default_factory=list)  #: steps not reported, and why
+    dropped: list[Change] = field(default_factory=list)  #: steps whose re-measurement did not reproduce
+    events: list[Event] = field(default_factory=list)  #: one per commit (:func:`vkbench.results.events.explain`)
 
     @property
     def upstream(self) -> list[Change]:
@@ -136,13 +212,22 @@ class Changes:
         return [c for c in self.changes if c.suite == OLDER]
 
     def left_out_counts(self) -> dict[str, int]:
-        """Steps left out per reason (both reasons always present)."""
-        return {why: sum(1 for step in self.left_out if step.why == why)
-                for why in (SUITE_CHANGED, OLDER_SUITE_CHANGED)}
+        """Steps left out per reason (every reason always present)."""
+        return {why: sum(1 for step in self.left_out if step.why == why) for why in LEFT_OUT_REASONS}
+
+    def steps_to_confirm(self) -> list[Step]:
+        """What ``history confirm`` re-measures: the rows of one suite and the timing steps of one
+        suite waiting for it (stored confirmations are matched by the caller)."""
+        rows = [c.step for c in self.changes if c.suite == SAME and c.confirmed is None]
+        timings = [s.step for s in self.left_out if s.why == TIMING_NOT_CONFIRMED
+                   and s.suite_before == s.suite_after and carries_digest(s.suite_after)]
+        return rows + timings
 
     def to_json(self) -> dict[str, Any]:
         return {"commits": self.commits, "changes": [c.to_json() for c in self.changes],
-                "left_out": self.left_out_counts(), "left_out_steps": [asdict(s) for s in self.left_out]}
+                "left_out": self.left_out_counts(), "left_out_steps": [asdict(s) for s in self.left_out],
+                "dropped": len(self.dropped), "dropped_steps": [c.to_json() for c in self.dropped],
+                "events": [e.to_json() for e in self.events]}
 
 
 def _reason(failure: Failure | None) -> str:
@@ -238,11 +323,20 @@ def _points(record: ResultFile, benchmark: catalogue.Benchmark) -> dict[str, tup
     return out
 
 
-def _repro(benchmark: str, param: str, base: str, head: str) -> str:
-    pattern = "^" + re.escape(f"{benchmark}('{param}')") if param else "^" + re.escape(benchmark) + "$"
+def repro(points: list[tuple[str, str]], base: str, head: str) -> str:
+    """The ``vkbench upstream … continuous`` command that re-measures ``points`` (benchmark, param) on
+    both sides; the pattern is asv's ``name(params)`` (strings quoted, numbers bare)."""
+    names = sorted({re.escape(asv_name(b, p)) for b, p in points})
+    pattern = "^" + names[0] if len(names) == 1 else "^(" + "|".join(names) + ")"
+    if len(points) == 1 and not points[0][1]:
+        pattern += "$"
     short = base[:8] + ("^" if base.endswith("^") else "")
     return (f"vkbench upstream --mirror MIRROR -- continuous -f {TIMING_FACTOR} -b \"{pattern}\" "
             f"{short} {head[:8]}")
+
+
+def _repro(benchmark: str, param: str, base: str, head: str) -> str:
+    return repro([(benchmark, param)], base, head)
 
 
 def suite_of(bench: catalogue.Benchmark, previous: ResultFile, current: ResultFile) -> str:
@@ -268,7 +362,8 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
     return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
                   cause.subject if cause and exact else "", cause.pr if cause and exact else None,
                   list(cause.changed) if cause and exact else [], why_before, why_after,
-                  _repro(bench.name, param, base, commit), line, suite)
+                  _repro(bench.name, param, base, commit), line, suite, recorded=current.commit, event=commit,
+                  suite_before=previous.version(bench.name), suite_after=current.version(bench.name))
 
 
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
@@ -281,6 +376,8 @@ def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
             return False
         ratio = float(after) / float(before)
         return not 1 / TIMING_FACTOR < ratio < TIMING_FACTOR
+    if bench in DETERMINISTIC:
+        return not before or abs(float(after) / float(before) - 1) > EVENTS_TOLERANCE
     return True
 
 
@@ -290,8 +387,49 @@ def _rounded(value: Value) -> Value:
     return round(value, 4) if isinstance(value, float) else value
 
 
-def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
-    """Every step across the recorded commits of ``found``; ``classes`` attributes them exactly.
+def _vouched(row: Change, rows: list[Change]) -> Change | None:
+    """The deterministic work row that vouches for timing ``row``: its track moved the same way by at
+    least 2 % at the same commit (or between the same recorded neighbours) in the same blocks size."""
+    track = VOUCHES_FOR.get(row.benchmark)
+    for other in rows:
+        if other.benchmark != track or other.line != row.line or other.regression != row.regression:
+            continue
+        same_place = other.commit == row.commit or (other.previous, other.recorded) == (row.previous,
+                                                                                      row.recorded)
+        if same_place and other.param.split(", ")[0] == row.param.split(", ")[0]:
+            return other
+    return None
+
+
+def _confirm(rows: list[Change], confirmations: Stored | None) -> tuple[list[Change], list[Change],
+                                                                        list[LeftOut]]:
+    """Rows with their stored confirmations: ``(kept, dropped, timings left out)``. A row whose
+    re-measurement did not reproduce is dropped; a timing row stays only where the deterministic work
+    track vouches for it or its re-measurement reproduced it."""
+    kept, dropped, left_out = [], [], []
+    for row in rows:
+        found = lookup(confirmations or {}, row.step)
+        if found is not None:
+            row.confirmed, row.confirmation = found.reproduced, found
+            if not found.reproduced:
+                dropped.append(row)
+                continue
+        if row.benchmark in VOUCHES_FOR and not row.confirmed:
+            vouch = _vouched(row, rows)
+            if vouch is None:
+                left_out.append(LeftOut(row.benchmark, row.param, row.before, row.after, row.previous,
+                                        row.recorded or row.commit, row.line, TIMING_NOT_CONFIRMED,
+                                        row.suite_before, row.suite_after))
+                continue
+            row.note = f"{vouch.benchmark.rsplit('.', 1)[1]}({vouch.param}) {vouch.before} -> {vouch.after}"
+        kept.append(row)
+    return kept, dropped, left_out
+
+
+def changes(found: ResultSet, classes: Classes | None = None, confirmations: Stored | None = None) -> Changes:
+    """Every step across the recorded commits of ``found``; ``classes`` attributes them exactly;
+    ``confirmations`` (:mod:`vkbench.results.confirmations`) mark the rows re-measured on both sides
+    and drop those that did not reproduce.
 
     A point is compared with the same point at the previous commit of its line that recorded it
     (a gate commit between two full-tier ones does not hide a VLA entry's step).
@@ -300,7 +438,7 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
     rows: list[Change] = []
     left_out: list[LeftOut] = []
     for line, files in lines(found, classes).items():
-        for bench in COUNTS + TIMINGS:
+        for bench in COUNTS + DETERMINISTIC + TIMINGS:
             last: dict[str, tuple[ResultFile, tuple[Value, str]]] = {}
             for current in files:
                 for param, point in _points(current, bench).items():
@@ -319,12 +457,14 @@ def changes(found: ResultSet, classes: Classes | None = None) -> Changes:
                             else:
                                 left_out.append(LeftOut(bench.name, param, _rounded(before[0]),
                                                         _rounded(point[0]), previous.commit, current.commit,
-                                                        line, suite))
+                                                        line, suite, previous.version(bench.name),
+                                                        current.version(bench.name)))
                     last[param] = (current, point)
+    rows, dropped, unconfirmed = _confirm(rows, confirmations)
     timings = {b.name for b in TIMINGS}
     rows.sort(key=lambda r: (not r.regression, r.suite != SAME, r.benchmark in timings, r.line != "main",
                              r.benchmark, r.param))
-    return Changes(commits_measured_as(found, classes), rows, left_out)
+    return Changes(commits_measured_as(found, classes), rows, left_out + unconfirmed, dropped)
 
 
 def commits_measured_as(found: ResultSet, classes: Classes | None) -> list[dict[str, str | None]]:

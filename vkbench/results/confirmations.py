@@ -1,0 +1,311 @@
+"""Confirmations: a step of the history re-measured on both sides before it is reported.
+
+A step between two recorded neighbours is a lead until both sides are measured again, back to back,
+in one asv run, on one machine, with one suite (as Chromium's Pinpoint re-runs both sides of an alert
+before bisecting it). This module is the one reader and the one writer of what those re-measurements
+found, ``<results>/confirmations.json`` (:data:`SCHEMA`), and holds the pure logic around them, so
+tests drive it with asv result files written in a temp dir:
+
+* :func:`pending`: the steps that need confirming (same-suite rows and the timing steps waiting for
+  it, without a stored confirmation: a stored one is never re-run, so ``history confirm`` resumes);
+* :func:`pairs`: the steps grouped per (previous, commit) pair and kind, each group one asv run with
+  a ``-b`` pattern of exactly its points;
+* :func:`measured` / :func:`timed`: a re-measured value (or samples) read back with the results model;
+* :func:`count_verdict` / :func:`timing_verdict`: whether the step reproduced. A count must come out
+  equal on both sides; the deterministic partitioner-work track within its own 2 % tolerance; a
+  timing must be judged different by asv's own decision (:func:`asv.commands.compare._is_result_better`,
+  the Mann-Whitney U test of ``asv._stats.is_different`` plus the factor), on at least
+  :data:`MIN_SAMPLES` interleaved samples a side.
+
+A corrupt file is one :class:`ConfirmationsError` line naming it and is never rewritten: the writer
+reads what is stored first and refuses to write over what it cannot read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vkbench.results.model import ResultSet, finite
+from vkbench.suite import catalogue
+
+SCHEMA = "vkbench-confirmations/1"
+FILE = "confirmations.json"
+FAILED = "failed"
+#: Samples a side below which asv's Mann-Whitney test cannot reach its p < 0.002 (asv compare).
+MIN_SAMPLES = 6
+#: asv continuous's factor for timings (docs/suite.md derives it from measured noise).
+TIMING_FACTOR = 1.4
+#: The deterministic partitioner-work track: a step is a change of more than this fraction.
+EVENTS_TOLERANCE = 0.02
+
+Value = float | str  #: a number, or ``"failed"``
+
+
+class ConfirmationsError(ValueError):
+    """A confirmations file that cannot be read; ``str()`` is one line naming it."""
+
+
+@dataclass(frozen=True)
+class StepKey:
+    """Which step a confirmation answers: a benchmark's point between two recorded commits."""
+
+    benchmark: str
+    param: str
+    previous: str  #: the recorded commit before the step
+    commit: str  #: the recorded commit after it (not the class's first commit: that one holds no values)
+
+
+@dataclass
+class Step:
+    """A step to confirm: its key, the recorded values and the suite digest both sides carry."""
+
+    key: StepKey
+    before: Value
+    after: Value
+    suite: str | None = None
+    timing: bool = False  #: a ``time_`` benchmark: re-measured interleaved, judged by asv's statistics
+
+
+@dataclass
+class Confirmation:
+    """What re-measuring both sides of one step found."""
+
+    benchmark: str
+    param: str
+    previous: str
+    commit: str
+    date: str  #: ISO 8601, when the re-measurement ran
+    machine: str  #: asv machine name (the recorded files')
+    suite: str | None  #: the re-measured benchmark's asv version (its suite digest)
+    recorded_before: Value
+    recorded_after: Value
+    measured_before: Value | None  #: None: the run did not produce the point
+    measured_after: Value | None
+    reproduced: bool
+    how: str = ""  #: the rule applied and what it saw (samples, p-test, tolerance)
+    samples_before: list[float] = field(default_factory=list)
+    samples_after: list[float] = field(default_factory=list)
+
+    @property
+    def key(self) -> StepKey:
+        return StepKey(self.benchmark, self.param, self.previous, self.commit)
+
+    def answers(self, step: Step) -> bool:
+        """Whether this confirmation is of ``step`` as recorded now (a re-recorded side is a new step)."""
+        return self.key == step.key and _same(self.recorded_before, step.before) and \
+            _same(self.recorded_after, step.after)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Confirmation:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+Stored = dict[StepKey, Confirmation]
+
+
+def path_for(results_root: Path) -> Path:
+    """Where a results directory keeps its confirmations: beside the machines' folders."""
+    return Path(results_root) / FILE
+
+
+def read(path: Path) -> Stored:
+    """Every stored confirmation ({} when the file does not exist); :class:`ConfirmationsError` when
+    it exists and cannot be read."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ValueError(f"not a confirmations file (schema != {SCHEMA!r})")
+        found = [Confirmation.from_json(item) for item in data["confirmations"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfirmationsError(f"{path}: {error}") from None
+    return {c.key: c for c in found}
+
+
+def write(path: Path, new: Iterable[Confirmation]) -> Path:
+    """Store ``new`` beside what is stored (a new one of a key replaces the old); atomic. Raises
+    :class:`ConfirmationsError`, writing nothing, when the stored file cannot be read."""
+    path = Path(path)
+    stored = read(path)
+    for confirmation in new:
+        stored[confirmation.key] = confirmation
+    ordered = sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param))
+    tmp = path.with_name(path.name + ".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps({"schema": SCHEMA, "confirmations": [c.to_json() for c in ordered]}, indent=1)
+                   + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def lookup(stored: Stored, step: Step) -> Confirmation | None:
+    """The stored confirmation of ``step`` as recorded now, if any."""
+    found = stored.get(step.key)
+    return found if found is not None and found.answers(step) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# which steps, which runs
+
+
+def pending(steps: Iterable[Step], stored: Stored) -> list[Step]:
+    """The steps without a stored confirmation (a stored one, reproduced or not, is not re-run)."""
+    return [s for s in steps if lookup(stored, s) is None]
+
+
+def asv_name(benchmark: str, param: str) -> str:
+    """``name(param, ...)`` as asv matches ``-b`` against it: strings quoted, numbers bare."""
+    if not param:
+        return benchmark
+    parts = [p if re.fullmatch(r"-?\d+(\.\d+)?", p) else repr(p) for p in param.split(", ")]
+    return f"{benchmark}({', '.join(parts)})"
+
+
+@dataclass
+class Pair:
+    """One asv run: both sides of every step between ``previous`` and ``commit`` of one kind."""
+
+    previous: str
+    commit: str
+    timing: bool
+    steps: list[Step]
+
+    @property
+    def pattern(self) -> str:
+        """A ``-b`` regex selecting exactly the points of these steps."""
+        names = sorted({re.escape(asv_name(s.key.benchmark, s.key.param)) for s in self.steps})
+        return "^(" + "|".join(names) + ")$"
+
+
+def pairs(steps: Iterable[Step]) -> list[Pair]:
+    """Steps grouped by (previous, commit, timing), in first-seen order: counts and timings of one pair
+    are two runs, because timings are interleaved over many rounds that a count need not pay for."""
+    grouped: dict[tuple[str, str, bool], list[Step]] = {}
+    for step in steps:
+        grouped.setdefault((step.key.previous, step.key.commit, step.timing), []).append(step)
+    return [Pair(previous, commit, timing, found) for (previous, commit, timing), found in grouped.items()]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading re-measured values back
+
+
+def _point(found: ResultSet, commit: str, benchmark: str, param: str) -> tuple[Any, Any] | None:
+    """``(file, index in the benchmark's grid)`` of a point at ``commit`` in ``found``."""
+    for record in found.files:
+        if record.commit != commit or benchmark not in record.results:
+            continue
+        result = record.results[benchmark]
+        wanted = tuple(param.split(", ")) if param else ()
+        selected = {p.params for p in record.points(benchmark)}
+        for index, params in enumerate(result.grid()):
+            if params == wanted and params in selected:
+                return record, index
+    return None
+
+
+def measured(found: ResultSet, commit: str, benchmark: str, param: str) -> Value | None:
+    """The value a run recorded for one point: a number, ``"failed"``, or None when it has none."""
+    hit = _point(found, commit, benchmark, param)
+    if hit is None:
+        return None
+    record, index = hit
+    value = record.results[benchmark].values[index]
+    return float(value) if finite(value) else FAILED
+
+
+def version(found: ResultSet, commit: str, benchmark: str) -> str | None:
+    """The asv version (suite digest) a run stored for ``benchmark`` at ``commit``."""
+    return next((f.version(benchmark) for f in found.files if f.commit == commit and benchmark in f.results),
+                None)
+
+
+@dataclass
+class Timed:
+    """One side of a timing: asv's value (the median), its statistics and its raw samples."""
+
+    value: float
+    stats: dict[str, Any]
+    samples: list[float]
+
+
+def timed(found: ResultSet, commit: str, benchmark: str, param: str) -> Timed | None:
+    """A timing point with the statistics and samples asv stored (``--record-samples``)."""
+    hit = _point(found, commit, benchmark, param)
+    if hit is None:
+        return None
+    record, index = hit
+    result = record.results[benchmark]
+    value = result.values[index]
+    if not finite(value):
+        return None
+    stats = {column[len("stats_"):]: result.stat(column)[index] for column in result.stats}
+    raw = result.extra.get("samples") or []
+    samples = [float(x) for x in (raw[index] if index < len(raw) and raw[index] else []) if finite(x)]
+    return Timed(float(value), stats, samples)
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts
+
+
+def _same(a: Value | None, b: Value | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if FAILED in (a, b):
+        return a == b
+    return round(float(a), 4) == round(float(b), 4)
+
+
+def count_verdict(step: Step, before: Value | None, after: Value | None) -> tuple[bool, str]:
+    """Whether a count step reproduced: both re-measured values equal the recorded ones (exactly;
+    the partitioner-work track within :data:`EVENTS_TOLERANCE`, its own noise floor)."""
+    if step.key.benchmark == catalogue.PARTITION_EVENTS.name:
+        def near(m: Value | None, r: Value) -> bool:
+            if m is None or FAILED in (m, r):
+                return m == r
+            return abs(float(m) - float(r)) <= EVENTS_TOLERANCE * abs(float(r))
+        ok = near(before, step.before) and near(after, step.after)
+        return ok, f"both sides within {EVENTS_TOLERANCE:.0%} of the recorded events"
+    ok = _same(before, step.before) and _same(after, step.after)
+    return ok, "exact count on both sides"
+
+
+def timing_verdict(step: Step, before: Timed | None, after: Timed | None,
+                   factor: float = TIMING_FACTOR) -> tuple[bool, str]:
+    """Whether a timing step reproduced, by asv compare's own decision on the re-measured samples:
+    ``_is_result_better`` (``asv._stats.is_different``'s Mann-Whitney U test at p < 0.002, then the
+    factor) in the recorded direction, with at least :data:`MIN_SAMPLES` samples a side."""
+    from asv.commands.compare import _is_result_better
+
+    if before is None or after is None:
+        return False, "a side was not measured"
+    n_before, n_after = len(before.samples), len(after.samples)
+    if min(n_before, n_after) < MIN_SAMPLES:
+        return False, f"{n_before}/{n_after} samples: fewer than {MIN_SAMPLES} a side"
+    slower = step.after != FAILED and step.before != FAILED and float(step.after) > float(step.before)
+    # asv takes the median of the samples as the value; the stored one is the same median
+    b_value, a_value = statistics.median(before.samples), statistics.median(after.samples)
+    # asv uses its statistics only where the stats say more than one sample ("repeat": their count)
+    b_ss = ({**before.stats, "repeat": n_before}, before.samples)
+    a_ss = ({**after.stats, "repeat": n_after}, after.samples)
+    if slower:
+        ok = bool(_is_result_better(b_value, a_value, b_ss, a_ss, factor))
+    else:
+        ok = bool(_is_result_better(a_value, b_value, a_ss, b_ss, factor))
+    ratio = a_value / b_value if b_value else math.inf
+    return ok, (f"asv compare's decision (Mann-Whitney U, p < 0.002, factor {factor}) on {n_before}/{n_after} "
+                f"interleaved samples: median {b_value:.4g} -> {a_value:.4g} ({ratio:.2f}x)")

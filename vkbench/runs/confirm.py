@@ -1,0 +1,149 @@
+"""``vkbench history confirm``: measure both sides of every unconfirmed step again, then store the verdict.
+
+For each (previous, commit) pair (:func:`vkbench.results.confirmations.pairs`) one asv run measures
+both commits back to back, on one machine, with one suite, selecting exactly the pair's points
+(``-b``); a timing pair is interleaved over :data:`ROUNDS` rounds with its samples kept, so asv's own
+statistics can judge it. The run goes through the ``vkbench upstream`` machinery
+(:func:`vkbench.runs.upstream.prepare`: the mirror, the URL rewrite, submodules skipped, the aot
+build) into a temporary results directory: the recorded results are never written. The values are
+read back with the results model and judged by the pure functions of
+:mod:`vkbench.results.confirmations`; each pair's confirmations are stored as soon as it is done, so
+an interrupted run resumes where it stopped (a stored confirmation is never re-run).
+
+The same call works on a plain local git repository (its asv config's ``repo``) as on the mirror.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from vkbench.paths import ROOT
+from vkbench.results import confirmations
+from vkbench.results.asv_files import read_dir
+from vkbench.results.confirmations import Confirmation, Pair, Step
+from vkbench.results.model import ResultSet
+from vkbench.results.recording import recording
+from vkbench.runs.provenance import run_provenance
+from vkbench.runs.upstream import STATE_DIR, prepare
+
+#: asv rounds of a timing pair, interleaved across its two commits (``--interleave-rounds``): every
+#: round takes at least one sample, so each side gets at least MIN_SAMPLES.
+ROUNDS = confirmations.MIN_SAMPLES
+
+
+def asv_args(pair: Pair, config: Path, machine: str, hashfile: Path) -> list[str]:
+    """The ``asv run`` of one pair: both commits, exactly its points, samples kept for timings."""
+    args = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine,
+            "--show-stderr", "-b", pair.pattern]
+    if pair.timing:
+        args += ["--interleave-rounds", "-a", f"rounds={ROUNDS}", "--record-samples"]
+    return [*args, f"HASHFILE:{hashfile}"]
+
+
+def scratch_config(config: Path, results: Path) -> Path:
+    """A copy of asv config ``config`` writing results to ``results``, beside it (asv resolves the
+    project clone and relative paths from the config's folder, so envs and the clone are shared)."""
+    settings = json.loads(Path(config).read_text())
+    settings["results_dir"] = str(results)
+    settings["html_dir"] = str(results.parent / "html")
+    out = Path(config).with_name(f".confirm-{results.parent.name}.conf.json")
+    out.write_text(json.dumps(settings, indent=2) + "\n")
+    return out
+
+
+def _known(machine: str, env: Mapping[str, str]) -> bool:
+    """Whether ``$HOME/.asv-machine.json`` of ``env`` describes ``machine``."""
+    path = Path(env.get("HOME") or Path.home()) / ".asv-machine.json"
+    try:
+        return machine in json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+
+
+def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scratch: Path,
+             env: Mapping[str, str] | None = None, state_dir: Path = STATE_DIR) -> tuple[ResultSet, int]:
+    """One asv run of ``pair`` into ``scratch``/results (the thin part that runs asv); returns what it
+    recorded there and asv's exit status."""
+    results = scratch / "results"
+    conf = scratch_config(config, results)
+    hashfile = scratch / "hashes.txt"
+    hashfile.write_text(f"{pair.previous}\n{pair.commit}\n")
+    asv_env = {**prepare(Path(mirror_or_repo), state_dir), **(env or {})}
+    try:
+        if not _known(machine, asv_env):
+            register = [sys.executable, "-m", "asv", "machine", "--config", str(conf), "--yes", "--machine",
+                        machine]
+            subprocess.run(register, cwd=ROOT, env=asv_env, check=True, stdout=subprocess.DEVNULL)
+        command = asv_args(pair, conf, machine, hashfile)
+        print("+ " + " ".join(command), file=sys.stderr, flush=True)
+        with recording(results, run_provenance(command, None)) as log_env:
+            run_env = {**asv_env, "VKBENCH_FAILURE_LOG": log_env["VKBENCH_FAILURE_LOG"]}
+            code = subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
+    finally:
+        conf.unlink(missing_ok=True)
+    return read_dir(results), code
+
+
+def judge(pair: Pair, found: ResultSet, machine: str, date: str) -> list[Confirmation]:
+    """The confirmations of a pair's steps from what its run recorded (pure: no asv)."""
+    out = []
+    for step in pair.steps:
+        key = step.key
+        suite = confirmations.version(found, key.commit, key.benchmark)
+        if step.timing:
+            before_t = confirmations.timed(found, key.previous, key.benchmark, key.param)
+            after_t = confirmations.timed(found, key.commit, key.benchmark, key.param)
+            ok, how = confirmations.timing_verdict(step, before_t, after_t)
+            before = before_t.value if before_t else None
+            after = after_t.value if after_t else None
+            samples = (before_t.samples if before_t else [], after_t.samples if after_t else [])
+        else:
+            before = confirmations.measured(found, key.previous, key.benchmark, key.param)
+            after = confirmations.measured(found, key.commit, key.benchmark, key.param)
+            ok, how = confirmations.count_verdict(step, before, after)
+            samples = ([], [])
+        out.append(Confirmation(key.benchmark, key.param, key.previous, key.commit, date, machine, suite,
+                                step.before, step.after, before, after, ok, how, *samples))
+    return out
+
+
+def confirm(results_root: Path, mirror_or_repo: Path, config: Path, machine: str, steps: Sequence[Step], *,
+            env: Mapping[str, str] | None = None, limit: int | None = None,
+            log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+            state_dir: Path = STATE_DIR) -> list[Confirmation]:
+    """Re-measure both sides of ``steps`` (those already confirmed in ``results_root`` are skipped) and
+    store each pair's confirmations in ``results_root/confirmations.json`` as it finishes.
+
+    ``mirror_or_repo``: the git dir asv's ``repo`` is rewritten to (the ExecuTorch mirror, or the local
+    repository ``config`` names); ``config``: an asv config (``.asv/upstream.conf.json``); ``machine``:
+    the recorded files' machine name; ``env``: extra environment for asv (``HOME`` …); ``limit``: at
+    most that many pairs. Returns the confirmations stored by this call. Raises
+    :class:`~vkbench.results.confirmations.ConfirmationsError` before measuring anything when the
+    stored file cannot be read.
+    """
+    store = confirmations.path_for(results_root)
+    todo = confirmations.pairs(confirmations.pending(steps, confirmations.read(store)))
+    done: list[Confirmation] = []
+    for number, pair in enumerate(todo[:limit] if limit is not None else todo, 1):
+        log(f"pair {number}/{len(todo)}: {pair.previous[:8]} -> {pair.commit[:8]}, {len(pair.steps)} steps"
+            f"{' (timing, interleaved)' if pair.timing else ''}")
+        with tempfile.TemporaryDirectory(prefix="vkbench-confirm-") as tmp:
+            found, code = run_pair(mirror_or_repo, config, machine, pair, Path(tmp), env, state_dir)
+            date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            judged = judge(pair, found, machine, date)
+        if code != 0 and all(c.measured_before is None and c.measured_after is None for c in judged):
+            log(f"  asv exited {code} and measured nothing: not stored (run again)")
+            continue
+        confirmations.write(store, judged)
+        done += judged
+        for c in judged:
+            log(f"  {c.benchmark.split('.', 1)[1]}({c.param}): recorded {c.recorded_before} -> "
+                f"{c.recorded_after}, measured {c.measured_before} -> {c.measured_after}: "
+                f"{'reproduced' if c.reproduced else 'NOT reproduced'}")
+    return done
