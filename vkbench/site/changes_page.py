@@ -1,13 +1,14 @@
-"""``changes.html``: every step of a recorded count, the commit that caused it, and every commit's class.
+"""``changes.html``: one event per commit (what moved, why, whether it reproduced), every commit's class.
 
-The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.changes`, the table computed
-once per publish into :class:`~vkbench.site.data.SiteData`):
-regressions first, then improvements, each with the reasons before and after
-and the command that reproduces it; below, the classes of the range, so any
-commit can be looked up as "same lowering inputs as <commit>". Rows recorded before each value
-carried its suite's digest are marked *older suite*, and the steps left out because vkbench's own
-suite changed between the two sides are counted above the table, so no such step reads as a change
-of ExecuTorch. Offline: inline CSS only, no scripts, no external links.
+The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.events`, computed once per
+publish into :class:`~vkbench.site.data.SiteData`): regressing events first, each with its commit,
+subject and PR, the lowering inputs it changed, every affected benchmark and entry with before → after
+(the release line's repeats of it included), each reason once, what the stored re-measurement of both
+sides found, and one command reproducing it; then the classes of the range, so any commit can be looked
+up as "same lowering inputs as <commit>". Rows recorded before each value carried its suite's digest
+are marked *older suite*; the steps left out (the suite changed in between, a timing nothing confirms)
+and those dropped (re-measured, not reproduced) are counted above the events, so no such step reads as
+a change of ExecuTorch. Offline: inline CSS only, no scripts, no external links.
 """
 
 from __future__ import annotations
@@ -16,71 +17,108 @@ import html
 from pathlib import Path
 
 from vkbench.commits.classes import Classes
-from vkbench.results.changes import OLDER, OLDER_SUITE_CHANGED, SUITE_CHANGED, Change, Changes
+from vkbench.results.changes import (
+    OLDER,
+    OLDER_SUITE_CHANGED,
+    SUITE_CHANGED,
+    TIMING_NOT_CONFIRMED,
+    Change,
+    Changes,
+    Event,
+)
 from vkbench.site.data import SiteData
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
-         "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em;width:100%;table-layout:fixed}"
+         "table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em;width:100%;table-layout:fixed}"
          "td{overflow-wrap:anywhere}"
          "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}"
-         "th{background:#f4f4f4;position:sticky;top:0}tr.regression td:first-child{color:#b00020}"
-         "tr.improvement td:first-child{color:#1b7f3b}code{font-size:.95em}.muted{color:#777}"
-         ".scroll{max-height:40em;overflow:auto}small{color:#555}")
+         "th{background:#f4f4f4}section.event{border-left:4px solid #1b7f3b;padding:.2em 0 .2em 1em;"
+         "margin:1.5em 0}section.event.regression{border-color:#b00020}"
+         "h2.event{font-size:1.1em;margin:.2em 0}.kind{font-weight:600;color:#1b7f3b}"
+         ".regression .kind{color:#b00020}ul.reasons{margin:.3em 0;padding-left:1.2em}"
+         "ul.reasons li{overflow-wrap:anywhere}code{font-size:.95em}.muted{color:#777}"
+         ".scroll{max-height:40em;overflow:auto}small{color:#555}p.meta{margin:.3em 0}")
 
-
-#: Column widths (percent) of the changes table: kind, benchmark, param, values, commit, inputs,
-#: reason before, reason after, reproduce.
-WIDTHS = (9, 13, 10, 7, 11, 10, 13, 14, 13)
+#: Column widths (percent) of an event's steps: benchmark, param, values, where, confirmed.
+WIDTHS = (30, 24, 14, 18, 14)
 
 
 def _cell(text: object) -> str:
     return f"<td>{html.escape(str(text))}</td>"
 
 
-def _change_row(change: Change) -> str:
-    kind = "regression" if change.regression else "improvement"
-    where = (f"<code>{change.commit[:8]}</code>" if change.exact else
-             f"between <code>{change.previous[:8]}</code> and <code>{change.commit[:8]}</code>")
-    subject = change.subject if change.pr is None or f"#{change.pr}" in change.subject else \
-        f"#{change.pr} {change.subject}"
-    files = ", ".join(change.files[:4]) + (f" (+{len(change.files) - 4})" if len(change.files) > 4 else "")
-    if change.suite == OLDER:
-        kind += " (older suite: re-record to confirm)"
-    return (f"<tr class='{kind.split()[0]}'>{_cell(kind)}{_cell(change.benchmark.split('.', 1)[1])}"
-            f"{_cell(change.param)}"
-            f"{_cell(f'{change.before} → {change.after}')}<td>{where}<br><small>{html.escape(subject)}"
-            f"</small></td>{_cell(files or '-')}{_cell(change.reason_before or '-')}"
-            f"{_cell(change.reason_after or '-')}<td><code>{html.escape(change.repro)}</code></td></tr>")
+def _where(change: Change) -> str:
+    end = (change.recorded or change.commit)[:8]
+    return change.commit[:8] if change.exact else f"{change.previous[:8]}..{end} ({change.line})"
 
 
-def _suites(table: Changes) -> str:
-    """Which rows are upstream changes, which an older suite's, and the steps left out."""
+def _confirmed(change: Change) -> str:
+    if change.confirmed is None:
+        return "older suite: re-record" if change.suite == OLDER else "not yet"
+    return "reproduced" if change.confirmed else "not reproduced"
+
+
+def _step_row(change: Change) -> str:
+    note = f"<br><small>{html.escape(change.note)}</small>" if change.note and not change.note.startswith(
+        "not placed") else ""  # the event says it once
+    return (f"<tr class='{'regression' if change.regression else 'improvement'}'>"
+            f"{_cell(change.benchmark.split('.', 1)[1])}{_cell(change.param)}"
+            f"{_cell(f'{change.before} → {change.after}')}<td><code>{html.escape(_where(change))}</code>"
+            f"{note}</td>{_cell(_confirmed(change))}</tr>")
+
+
+def _event(event: Event) -> str:
+    kind = "regression" if event.regression else "improvement"
+    where = (f"<code>{event.commit[:8]}</code>" if event.exact else
+             f"between <code>{event.previous[:8]}</code> and <code>{event.commit[:8]}</code> ({event.line})")
+    subject = event.subject if event.pr is None or f"#{event.pr}" in event.subject else \
+        f"#{event.pr} {event.subject}"
+    parts = [f"<section class='event {kind}' id='event-{event.commit[:8]}'>",
+             f"<h2 class='event'><span class='kind'>{kind}</span> {where} {html.escape(subject)}</h2>"]
+    if event.files:
+        parts.append(f"<p class='meta'>inputs changed: {html.escape(', '.join(event.files))}</p>")
+    parts.append("<table><colgroup>" + "".join(f"<col style='width:{w}%'>" for w in WIDTHS) + "</colgroup>"
+                 "<tr><th>benchmark</th><th>param</th><th>before → after</th><th>where</th>"
+                 "<th>confirmed</th></tr>" + "".join(_step_row(r) for r in event.rows) + "</table>")
+    if event.reasons:
+        parts.append("<p class='meta'>why:</p><ul class='reasons'>"
+                     + "".join(f"<li>{html.escape(r)}</li>" for r in event.reasons) + "</ul>")
+    for note in event.notes:
+        parts.append(f"<p class='meta'><b>{html.escape(note)}</b></p>")
+    if event.repeated_on:
+        spans = html.escape(", ".join(event.repeated_on))
+        parts.append(f"<p class='meta'>also on the release line: {spans}</p>")
+    parts.append(f"<p class='meta'>confirmation: {html.escape(event.confirmation or '-')}</p>"
+                 f"<p class='meta'>reproduce: <code>{html.escape(event.repro)}</code></p></section>")
+    return "\n".join(parts)
+
+
+def _counts(table: Changes) -> str:
+    """Which steps are reported, which dropped, which left out and why."""
     counts = table.left_out_counts()
-    return (f"<p>{len(table.upstream)} upstream changes (both sides recorded by one suite: the same digest "
-            f"of the vkbench code the record runs, as the benchmark's asv version); {len(table.older)} rows "
-            "recorded by an older suite, before that digest existed: re-record both sides to confirm them. "
-            f"{sum(counts.values())} steps are left out, because vkbench's own suite changed between the two "
-            f"sides: {counts[SUITE_CHANGED]} with differing versions, {counts[OLDER_SUITE_CHANGED]} older "
-            "records of which one side was written by a vkbench that stored no provenance.</p>")
+    regressing = sum(1 for e in table.events if e.regression)
+    return (f"<p><b>{len(table.events)} events ({regressing} regressing), {len(table.changes)} steps</b>: "
+            f"{len(table.upstream)} recorded by one suite on both sides (the same digest of the vkbench code "
+            f"the record runs, as the benchmark's asv version), {len(table.older)} by an older suite, before "
+            "that digest existed: re-record both sides to confirm them. "
+            f"<b>{len(table.dropped)} dropped</b>: re-measured on both sides, back to back, and not "
+            f"reproduced. <b>{sum(counts.values())} left out</b>: {counts[SUITE_CHANGED]} with differing "
+            f"suite versions, {counts[OLDER_SUITE_CHANGED]} older records of which one side was written by a "
+            f"vkbench that stored no provenance, {counts[TIMING_NOT_CONFIRMED]} timing steps that neither "
+            "the partitioner's deterministic work count nor an interleaved re-measurement confirms.</p>")
 
 
 def render(table: Changes, classes: Classes | None) -> str:
-    regressions = [c for c in table.changes if c.regression]
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vkbench: changes</title>"
              f"<style>{STYLE}</style></head><body>",
              "<h1>What changed, where, and why</h1>",
-             f"<p><b>{len(regressions)} regressions, {len(table.changes) - len(regressions)} improvements"
-             "</b> across the recorded upstream commits. A step whose two recorded neighbours sit in "
-             "adjacent classes (runs of commits with byte-identical lowering inputs) is on its commit "
-             "exactly; otherwise the row names the range. A failure is the value <i>failed</i>, with "
-             "the stored stage and first error line. <a href='index.html'>Back to the dashboard</a>.</p>",
-             _suites(table),
-             "<table><colgroup>" + "".join(f"<col style='width:{w}%'>" for w in WIDTHS) + "</colgroup>"
-             "<tr><th>kind</th><th>benchmark</th><th>param</th><th>before → after</th>"
-             "<th>commit</th><th>inputs changed</th><th>reason before</th><th>reason after</th>"
-             "<th>reproduce</th></tr>"]
-    parts += [_change_row(c) for c in table.changes]
-    parts.append("</table>")
+             "<p>One event per commit across the recorded upstream commits. A step whose two recorded "
+             "neighbours sit in adjacent classes (runs of commits with byte-identical lowering inputs) is on "
+             "its commit exactly; otherwise the event names the range. A release tag's steps are told with "
+             "the main-line event they repeat. A failure is the value <i>failed</i>, with the stored stage "
+             "and first error line. <a href='index.html'>Back to the dashboard</a>.</p>",
+             _counts(table)]
+    parts += [_event(e) for e in table.events]
     if classes is not None:
         measured = {c["commit"]: c["measured_as"] for c in table.commits}
         total = sum(len(c.commits) for c in classes.classes)

@@ -2,7 +2,8 @@
 
 Each recorded file is read through its one reader (:func:`vkbench.results.records.read_recorded`);
 what the pages derive from it (the changes table, the bug rows, the runtime rows, the navigation)
-is computed here once, not once per page.
+is computed here once, not once per page: the changes table as events (:func:`vkbench.results.events.explain`)
+with the stored confirmations and release bases.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from vkbench.paths import RESULTS_ROOT
+from vkbench.results import confirmations
 from vkbench.results.bugs import bug_rows
-from vkbench.results.changes import changes
+from vkbench.results.events import explain, read_bases
 from vkbench.results.ledger_file import release_names
 from vkbench.results.records import read_recorded
 from vkbench.site.coverage import FOLDER as COVERAGE_FOLDER
@@ -21,6 +23,25 @@ from vkbench.site.coverage import stored as stored_coverage
 from vkbench.site.data import SiteData
 from vkbench.site.navigation import asv_sites, links
 from vkbench.site.runtime_page import POLICY_LATENCY_FOLDER, policy_latency_tables, runtime_rows
+
+
+def _stored(upstream: Path) -> confirmations.Stored:
+    """The stored confirmations of the upstream results; a corrupt file is one line on stderr and the
+    pages show every row as unconfirmed (``vkbench changes`` refuses it with a non-zero exit)."""
+    try:
+        return confirmations.read(confirmations.path_for(upstream))
+    except confirmations.ConfirmationsError as error:
+        print(f"vkbench.site: skipped {error}", file=sys.stderr)
+        return {}
+
+
+def _bases(path: Path):  # noqa: ANN202 - a ReleaseBases or None
+    """The release tags' bases; a corrupt file is one line on stderr (release steps stay unplaced)."""
+    try:
+        return read_bases(path)
+    except ValueError as error:
+        print(f"vkbench.site: skipped {error}", file=sys.stderr)
+        return None
 
 
 def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
@@ -33,7 +54,8 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     recorded = read_recorded(Path(results_root))
     for problem in recorded.problems:
         print(f"vkbench.site: skipped {problem}", file=sys.stderr)
-    table = changes(recorded.upstream, recorded.classes)
+    table = explain(recorded.upstream, recorded.classes, _stored(recorded.upstream.root),
+                    _bases(recorded.root / "history" / "release-bases.json"))
     bugs = bug_rows(recorded)
     rows = runtime_rows(recorded.releases)
     sets = stored_coverage(recorded.root / COVERAGE_FOLDER) if coverage_sets is None else coverage_sets

@@ -85,7 +85,8 @@ def scaling_headline(scale: Scaling) -> str:
 
 
 def upstream_headline(upstream: Upstream) -> str:
-    """How many commits over which dates, then the regressions by name, then the improvements."""
+    """How many commits over which dates, then the regressing events by commit and subject, then the
+    improving ones: one event per commit (:mod:`vkbench.results.events`), never a count of rows."""
     def day(ms: int) -> str:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d")
 
@@ -97,34 +98,52 @@ def upstream_headline(upstream: Upstream) -> str:
         return f"at {name(change.commit)}" if change.exact else \
             f"between {name(change.previous)} and {name(change.commit)}"
 
-    def told(rows: list[Change]) -> list[str]:
+    def told(rows: list[Change], place: bool) -> list[str]:
         """One phrase per step; failures at the same place are told together."""
         failing: dict[str, list[str]] = {}
         phrases = []
         for change in rows:
+            at = f" {where(change)}" if place else ""
             if change.fails:
-                failing.setdefault(where(change), []).append(change.param)
+                failing.setdefault(at, []).append(change.param)
             elif change.benchmark == catalogue.PROBE_FAILED.name:
-                phrases.append(f"{change.param} lowers again {where(change)}")
+                phrases.append(f"{change.param} lowers again{at}")
             else:
-                phrases.append(f"{change.param} {change.before} → {change.after} CPU ops {where(change)}")
+                phrases.append(f"{change.param} {change.before} → {change.after} CPU ops{at}")
         grouped = [(f"{', '.join(params[:2])} and {len(params) - 2} more" if len(params) > 3 else
-                    ", ".join(params)) + (" fail " if len(params) > 1 else " fails ") + place
-                   for place, params in failing.items()]
+                    ", ".join(params)) + (" fail" if len(params) > 1 else " fails") + at
+                   for at, params in failing.items()]
         return grouped + phrases
+
+    def event(commit: str, rows: list[Change]) -> str:
+        own = [r for r in rows if r.commit == commit] or rows
+        head = own[0]
+        phrases = told(own, place=not head.subject)
+        more = f" (+{len(phrases) - 3} more)" if len(phrases) > 3 else ""
+        text = "; ".join(phrases[:3]) + more
+        if head.subject:
+            pr = f" (#{head.pr})" if head.pr and f"#{head.pr}" not in head.subject else ""
+            text = f"{name(commit)} “{head.subject}”{pr}: {text}"
+        repeats = sorted({f"{name(r.previous)}..{name(r.commit)}" for r in rows if r.commit != commit})
+        return text + (f" (also {', '.join(repeats)})" if repeats else "")
 
     commits = upstream.commits
     text = (f"{len(commits)} upstream commit{'s' if len(commits) != 1 else ''} recorded "
             f"({day(commits[0][1])} → {day(commits[-1][1])})")
     if not upstream.changes:
         return text + f": no probe or policy changed its CPU-op count across {len(upstream.series)} charts"
+    events: dict[str, list[Change]] = {}
+    for change in upstream.changes:
+        events.setdefault(change.event or change.commit, []).append(change)
     parts = []
-    for label, rows in (("regressions", [c for c in upstream.changes if c.regression]),
-                        ("improvements", [c for c in upstream.changes if not c.regression])):
-        if rows:
-            phrases = told(rows)
-            more = f" (+{len(phrases) - 3} more)" if len(phrases) > 3 else ""
-            parts.append(f"{len(rows)} {label}: " + "; ".join(phrases[:3]) + more)
+    regressing = {c: r for c, r in events.items() if any(x.regression for x in r)}
+    improving = {c: r for c, r in events.items() if c not in regressing}
+    for label, chosen in (("regressing", regressing), ("improving", improving)):
+        if chosen:
+            told_events = [event(commit, rows) for commit, rows in chosen.items()]
+            more = f" (+{len(told_events) - 3} more)" if len(told_events) > 3 else ""
+            parts.append(f"{plural(len(chosen), f'{label} event', f'{label} events')}: "
+                         + ". ".join(told_events[:3]) + more)
     return text + ". " + ". ".join(parts)
 
 
