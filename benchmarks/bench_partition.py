@@ -18,6 +18,10 @@ built twice.
   single-threaded Python, and CPU time ignores the other jobs of a shared
   machine (its CV was a half to a third of wall time's, docs/suite.md).
 * ``PartitionScalingRecord`` / ``PartitionScalingPhases`` read the record.
+* ``PartitionWork.track_partition_events`` is the same partition *counted*
+  (Python calls + jumps per phase, :mod:`vkbench.workloads.partition_work`):
+  exact from run to run, so the gate reads it at ``-f 1.02`` where the time
+  track needs ``-f 1.4``. Counted in a fresh child (50 and 100 in one: ~40 s a commit).
 
 Tiers select sizes with asv's ``-b 'name(params)'`` matching (vkbench/suite/tiers.py):
 the gate never builds ``Blocks(400)``.
@@ -33,14 +37,21 @@ from vkbench.suite.catalogue import PHASES
 
 from .common import (
     BLOCK_SIZES,
+    WORK_PHASES,
+    WORK_SIZES,
     cache_directory,
     note_inputs,
     quiet,
+    require_import,
     require_vkbench,
     safe_import,
     shared_record,
+    skip,
     suite_version,
 )
+
+#: Sizes counted by one child (one import of torch and ExecuTorch instead of two): the gate's.
+WORK_COUNTED_TOGETHER = (50, 100)
 
 version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 scaling, _ = safe_import("vkbench.workloads.scaling")  # require_vkbench() reports a failure in setup
@@ -148,6 +159,49 @@ class PartitionScalingPhases(_Blocks):
         return self.record["phases"][phase]
 
     track_phase_seconds.unit = "seconds"
+
+
+_work, _WORK_ERROR = safe_import("vkbench.workloads.partition_work")
+
+
+class PartitionWork(_Blocks):
+    """The partitioner's work on ``Blocks(n)`` per phase, counted: exact, so a 2 % step is real.
+
+    One partition per size, counted in a fresh child (hash seed, torch threads and
+    torch.fx node hashes made deterministic there): Python function starts + jumps
+    per phase of :data:`~vkbench.suite.catalogue.PHASES`, and their ``total``.
+    Follows the phase's CPU time across sizes (docs/suite.md); it is not a time.
+    """
+
+    params = [WORK_SIZES, WORK_PHASES]
+    param_names = ["blocks", "phase"]
+
+    def setup(self, directory: str, blocks: int, phase: str) -> None:
+        require_import(_WORK_ERROR, "vkbench.workloads.partition_work")
+        reason = _work.unavailable_reason()
+        if reason is not None:
+            skip(reason)
+
+        together = [size for size in WORK_COUNTED_TOGETHER if size in WORK_SIZES]
+        sizes = together if blocks in together else [blocks]
+
+        def make() -> dict[str, Any]:
+            try:
+                counted = _work.count_partition_work(*sizes)
+            except RuntimeError as error:  # stored, so the other phases do not count it again
+                return {str(size): {"error": str(error)} for size in sizes}
+            return {str(size): record for size, record in counted.items()}
+
+        key = "work-" + "-".join(map(str, sizes))
+        self.record = shared_record(directory, key, make)[str(blocks)]
+        if "error" in self.record:
+            raise RuntimeError(self.record["error"])
+
+    def track_partition_events(self, directory: str, blocks: int, phase: str) -> int:
+        """Python calls + jumps of the phase in one partition (``total``: the whole partition)."""
+        return self.record["events"][phase]
+
+    track_partition_events.unit = "events"
 
 
 _fusion, _FUSION_ERROR = safe_import("vkbench.workloads.fusion")

@@ -32,7 +32,7 @@ from vkbench.results.failure_log import note_cpu, note_failure, note_inputs
 # so a renamed class or a changed grid fails tests/test_catalogue.py instead of silently
 # emptying a chart. The catalogue imports nothing heavy, and its grids are fixed there, not read
 # from the measured project, so every commit shares one parameter product.
-from vkbench.suite.catalogue import BLOCK_SIZES, PROBE_NAMES  # noqa: F401 - the modules' grids
+from vkbench.suite.catalogue import BLOCK_SIZES, PROBE_NAMES, WORK_PHASES, WORK_SIZES  # noqa: F401 - the grids
 
 # Each module sets ``version = suite_version(__name__)``: asv's version of its benchmarks is a digest of
 # the vkbench and benchmarks/ files its records read (measured, results/history/suite-inputs.json), so

@@ -56,3 +56,20 @@ def test_time_partition_times_the_program_its_record_was_made_from(load_benchmar
     phases.setup(directory, 50, "propose_partitions")
     assert phases.track_phase_seconds(directory, 50, "propose_partitions") > 0
     assert [p.name for p in tmp_path.iterdir()] == ["blocks-50.json"]
+
+
+def test_counted_work_is_read_from_one_record_for_the_gate_sizes(load_benchmark, tmp_path):
+    """50 and 100 blocks are counted by one child into one record; a failed count fails every phase."""
+    partition = load_benchmark("bench_partition")
+    common = load_benchmark("common")
+    events = {"propose_partitions": 5, "fusable_patterns": 3, "is_node_supported": 2, "other": 1, "total": 11}
+    stored = {"50": {"events": events}, "100": {"events": {**events, "total": 40}}}
+    common.record_path(str(tmp_path), "work-50-100").write_text(json.dumps(stored))
+    work = partition.PartitionWork()
+    work.setup(str(tmp_path), 100, "total")  # read, not counted again: no child runs
+    assert work.track_partition_events(str(tmp_path), 100, "total") == 40
+    work.setup(str(tmp_path), 50, "is_node_supported")
+    assert work.track_partition_events(str(tmp_path), 50, "is_node_supported") == 2
+    common.record_path(str(tmp_path), "work-200").write_text(json.dumps({"200": {"error": "counting failed"}}))
+    with pytest.raises(RuntimeError, match="counting failed"):
+        work.setup(str(tmp_path), 200, "total")

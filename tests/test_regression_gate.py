@@ -2,9 +2,12 @@
 
 A git repo is made in tmp from the installed ExecuTorch package's own Python
 sources, laid out like the upstream tree (``vkbench.build.aot.source_tree_from_installed``),
-with three commits:
+with four commits:
 
 * ``base``: the sources as installed;
+* ``small``: every Vulkan support check makes one extra pass over the graph's
+  nodes (how many compute nodes use this one?): about 3-4 % more partitioner
+  work on ``Blocks(50)``, a few milliseconds of CPU time;
 * ``slow``: ``VulkanPartitioner.partition`` re-validates every graph node for
   each tagged node (one extra pass over all nodes per node: O(nodes^2) calls
   of ``is_node_supported``);
@@ -16,6 +19,9 @@ release's wheel) in its own virtualenv and runs a trimmed grid of the real
 suite (``Blocks(50)`` and the ``mish`` probe: an override appended
 to a tmp copy of ``benchmarks/common.py``). Then:
 
+* ``asv continuous -f 1.02 base small`` on the counted work (``PartitionWork``) exits 1
+  and names the ``is_node_supported`` phase and the ``total``, not torch.fx's
+  ``propose_partitions``; on the CPU-time track (``-f 1.4``) it exits 0: time cannot tell;
 * ``asv continuous base slow`` exits 1 and names ``time_partition``;
 * ``asv compare slow drop`` shows ``track_cpu_ops('mish')`` rising (``+``);
 * ``asv continuous base base`` exits 0;
@@ -48,8 +54,17 @@ GRID_OVERRIDE = """
 # --- regression-gate test: a trimmed grid of the same benchmarks ---
 PROBE_NAMES = ["mish"]
 BLOCK_SIZES = [50]
+WORK_SIZES = [50]
 """
 
+SMALL_ANCHOR = "        r = self._is_node_supported(node)\n"
+SMALL_PATCH = """        # Count the compute nodes that use this one: one extra pass over the
+        # graph's nodes in every support check.
+        users = 0
+        for other in node.graph.nodes:
+            if other.op == "call_function" and node in other.users:
+                users += 1
+"""
 SLOW_ANCHOR = "        pl = len(partition_list)\n"
 SLOW_PATCH = """        # Re-validate every graph node for each tagged node, so that no tagged
         # node depends on support that changed while tagging: one extra pass
@@ -62,7 +77,8 @@ SLOW_PATCH = """        # Re-validate every graph node for each tagged node, so 
 
 """
 DROP_LINE = "        exir_ops.edge.aten.tanh.default,\n"
-BENCH = r"PartitionScaling\.time_partition|ProbeCoverage\.track_cpu_ops"
+BENCH = r"PartitionScaling\.time_partition|PartitionWork\.track_partition_events|ProbeCoverage\.track_cpu_ops"
+WORK = r"PartitionWork\.track_partition_events"
 MACHINE = "vkbench-gate"
 
 
@@ -90,6 +106,11 @@ def make_fixture_repo(repo: Path) -> dict[str, str]:
     _git(repo, "init", "-q", "-b", "main")
     hashes = {"base": _commit(repo, "base: executorch sources as installed", "2026-01-01T00:00:00+0000")}
     partitioner = repo / "backends/vulkan/partitioner/vulkan_partitioner.py"
+    text = partitioner.read_text()
+    assert SMALL_ANCHOR in text, "is_node_supported() changed shape; update SMALL_ANCHOR"
+    partitioner.write_text(text.replace(SMALL_ANCHOR, SMALL_PATCH + SMALL_ANCHOR, 1))
+    hashes["small"] = _commit(repo, "small: one more pass over the nodes per support check",
+                              "2026-01-01T12:00:00+0000")
     text = partitioner.read_text()
     assert SLOW_ANCHOR in text, "partition() changed shape; update SLOW_ANCHOR"
     partitioner.write_text(text.replace(SLOW_ANCHOR, SLOW_PATCH + SLOW_ANCHOR, 1))
@@ -177,7 +198,28 @@ def test_run_measures_every_commit(gate: dict) -> None:
         value = data["results"]["bench_partition.PartitionScaling.time_partition"][0]
         assert value and value[0] and value[0] > 0, (name, value)
     files = [p.name for p in (gate["tmp"] / "results" / MACHINE).glob("*.json")]
-    assert sum("VKBENCH_BUILDaot" in name for name in files) == 3, files  # the aot matrix env
+    assert sum("VKBENCH_BUILDaot" in name for name in files) == 4, files  # the aot matrix env
+    for name, commit in gate["hashes"].items():
+        value = _results(gate, commit)["results"]["bench_partition.PartitionWork.track_partition_events"][0]
+        assert all(count and count > 0 for count in value), (name, value)
+
+
+def test_counted_work_flags_a_small_regression_time_cannot(gate: dict) -> None:
+    """~3 % more partitioner work: the exact count flags it at -f 1.02 and names the phase."""
+    base, small = (_results(gate, gate["hashes"][name])["results"] for name in ("base", "small"))
+    work = "bench_partition.PartitionWork.track_partition_events"
+    before, after = base[work][0], small[work][0]  # phases: propose, fusable, is_node_supported, total
+    print("counted work base -> small:", before, after, f"total x{after[-1] / before[-1]:.4f}")
+    assert before[0] == after[0], "torch.fx's propose_partitions did not change"
+    assert 1.02 < after[-1] / before[-1] < 1.06
+    done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", WORK, "-f", "1.02", "base", "small")
+    assert done.returncode == 1, done.stdout[-3000:]
+    flagged = {row[-1].split("(", 1)[1] for row in _changed_rows(done.stdout, ")")
+               if "PartitionWork" in row[-1]}
+    assert flagged == {"50, 'is_node_supported')", "50, 'total')"}, done.stdout[-3000:]
+    timed = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", r"PartitionScaling\.time_partition",
+                "-f", "1.4", "base", "small")
+    assert timed.returncode == 0, timed.stdout[-3000:]
 
 
 def test_continuous_flags_the_slow_partitioner(gate: dict) -> None:

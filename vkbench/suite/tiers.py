@@ -8,7 +8,9 @@ recorded per size on first use, so the gate (sizes 50/100/200) never builds
 ``Blocks(400)`` and never generates Vulkan code for a policy.
 
 * ``gate``: probes, ``Blocks`` 50/100/200 (timed partition and the one
-  instrumented record per size), fast-policy coverage counts (partition only).
+  instrumented record per size), the counted partitioner work at 50/100 (what
+  the gate reads at ``-f 1.02``; 200 would add a minute), fast-policy coverage
+  counts (partition only).
 * ``standard``: gate + ``Blocks(400)`` + the what-if partition without
   torch.fx's horizontal fusion (:mod:`vkbench.workloads.fusion`) + the fast policies'
   full lowering (seconds per stage, memory, program size).
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 GATE = (
     r"^bench_probes\."
-    r"|^bench_partition\.(?!PartitionWithoutHorizontalFusion)\w+\.\w+\((50|100|200)[,)]"
+    r"|^bench_partition\.(?!PartitionWithoutHorizontalFusion|PartitionWork\.)\w+\.\w+\((50|100|200)[,)]"
+    r"|^bench_partition\.PartitionWork\.\w+\((50|100)[,)]"
     r"|^bench_policies\.PolicyPartition"
 )
 STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
