@@ -130,7 +130,7 @@ def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; i
     classes = _read_classes(classes_file) if classes_file.is_file() else None
     try:
         stored = confirmations.read(confirmations.path_for(results))
-        bases = read_bases()
+        bases = read_bases(classes_file.with_name("release-bases.json"))
     except ValueError as error:
         raise UsageError(str(error)) from None
     return found, explain(found, classes, stored, bases)

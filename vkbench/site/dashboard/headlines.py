@@ -133,7 +133,8 @@ def upstream_headline(upstream: Upstream) -> str:
     if not upstream.changes:
         return text + f": no probe or policy changed its CPU-op count across {len(upstream.series)} charts"
     events: dict[str, list[Change]] = {}
-    for change in upstream.changes:
+    # a commit's own events (subject known) before ranges, the main line before the release line
+    for change in sorted(upstream.changes, key=lambda c: (not c.subject, c.line != "main")):
         events.setdefault(change.event or change.commit, []).append(change)
     parts = []
     regressing = {c: r for c, r in events.items() if any(x.regression for x in r)}

@@ -1,0 +1,165 @@
+"""Confirmations: which steps need re-measuring, how a pair's asv run is asked for, the verdicts on real asv
+result files, the stored file (one reader, one writer, a corrupt file refused), and what the changes
+table does with them. The asv run itself is tested end to end in tests/test_regression_gate.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from asv_json import SUITE, count_row, timing_row, write_result
+
+from vkbench.cli import main
+from vkbench.results import confirmations
+from vkbench.results.asv_files import read_dir
+from vkbench.results.changes import SAME, TIMING_NOT_CONFIRMED, changes
+from vkbench.results.confirmations import ConfirmationsError, Step, StepKey
+from vkbench.runs.confirm import asv_args, judge
+from vkbench.suite import catalogue
+
+A, B, C = "a" * 40, "b" * 40, "c" * 40
+PROBES = ["'mish'", "'elu'"]
+CPU = catalogue.PROBE_CPU_OPS.name
+TIME = catalogue.PARTITION_TIME.name
+EVENTS = catalogue.PARTITION_EVENTS.name
+
+
+def recorded(root: Path) -> Path:
+    """Three commits of one suite: mish 1 -> 2 CPU ops at B, elu 3 -> 2 at C; time_partition(50) 40 %
+    slower at B."""
+    fast, slow = [[1.0, 1.01, 0.99, 1.0]], [[1.5, 1.52, 1.49, 1.5]]
+    write_result(root, A, 1, {CPU: count_row(PROBES, [1, 3]), TIME: timing_row(["50"], fast)})
+    write_result(root, B, 2, {CPU: count_row(PROBES, [2, 3]), TIME: timing_row(["50"], slow)})
+    write_result(root, C, 3, {CPU: count_row(PROBES, [2, 2]), TIME: timing_row(["50"], slow)})
+    return root
+
+
+def test_the_steps_to_confirm_are_grouped_into_one_run_per_pair(tmp_path: Path) -> None:
+    table = changes(read_dir(recorded(tmp_path / "results")))
+    assert [(c.param, c.suite, c.confirmed, c.suite_before, c.suite_after) for c in table.changes] == [
+        ("mish", SAME, None, SUITE, SUITE), ("elu", SAME, None, SUITE, SUITE)]
+    # the timing has no work track and no re-measurement: left out, but waiting to be confirmed
+    assert [(s.benchmark, s.param, s.why) for s in table.left_out] == [(TIME, "50", TIMING_NOT_CONFIRMED)]
+    steps = table.steps_to_confirm()
+    pairs = confirmations.pairs(steps)
+    assert [(p.previous, p.commit, p.timing, [s.key.param for s in p.steps]) for p in pairs] == [
+        (A, B, False, ["mish"]), (B, C, False, ["elu"]), (A, B, True, ["50"])]
+    # the -b pattern selects exactly the pair's points, as asv matches name(params)
+    count, timing = pairs[0], pairs[2]
+    assert re.search(count.pattern, f"{CPU}('mish')") and not re.search(count.pattern, f"{CPU}('elu')")
+    assert re.search(timing.pattern, f"{TIME}(50)") and not re.search(timing.pattern, f"{TIME}(100)")
+    command = asv_args(timing, Path("conf.json"), "box", Path("hashes"))
+    assert command[3:] == ["run", "--config", "conf.json", "--machine", "box", "--show-stderr", "-b",
+                           timing.pattern, "--interleave-rounds", "-a", "rounds=8", "--record-samples",
+                           "HASHFILE:hashes"]
+    assert "--interleave-rounds" not in asv_args(count, Path("conf.json"), "box", Path("hashes"))
+
+
+def test_a_count_reproduces_only_exactly(tmp_path: Path) -> None:
+    step = Step(StepKey(CPU, "mish", A, B), 1, 2, SUITE)
+    again = tmp_path / "again"
+    write_result(again, A, 10, {CPU: count_row(PROBES, [1, 3], "suite-ffffffffffffffff")})
+    write_result(again, B, 11, {CPU: count_row(PROBES, [2, float("nan")], "suite-ffffffffffffffff")})
+    found = read_dir(again)
+    assert confirmations.measured(found, B, CPU, "elu") == "failed"
+    assert confirmations.measured(found, C, CPU, "mish") is None  # not measured at all
+    (done,) = judge(confirmations.pairs([step])[0], found, "box", "2026-12-07T00:00:00+00:00")
+    assert (done.measured_before, done.measured_after, done.reproduced) == (1.0, 2.0, True)
+    assert (done.machine, done.suite, done.recorded_before) == ("box", "suite-ffffffffffffffff", 1)
+    assert confirmations.count_verdict(step, 1.0, 3.0) == (False, "exact count on both sides")
+    assert not confirmations.count_verdict(step, None, 2.0)[0]
+    events = Step(StepKey(EVENTS, "50, total", A, B), 1000.0, 1100.0, SUITE)
+    assert confirmations.count_verdict(events, 1015.0, 1090.0)[0]  # within the track's 2 %
+    assert not confirmations.count_verdict(events, 1000.0, 1000.0)[0]
+
+
+def test_a_timing_reproduces_by_asv_compares_statistics(tmp_path: Path) -> None:
+    step = Step(StepKey(TIME, "50", A, B), 1.0, 1.5, SUITE, timing=True)
+
+    def remeasured(before: list[float], after: list[float]) -> tuple[bool, str]:
+        root = tmp_path / f"again{len(list(tmp_path.iterdir()))}"
+        write_result(root, A, 10, {TIME: timing_row(["50"], [before])})
+        write_result(root, B, 11, {TIME: timing_row(["50"], [after])})
+        found = read_dir(root)
+        return confirmations.timing_verdict(step, confirmations.timed(found, A, TIME, "50"),
+                                            confirmations.timed(found, B, TIME, "50"))
+
+    ok, how = remeasured([1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.0, 1.01],
+                         [1.5, 1.52, 1.48, 1.51, 1.49, 1.5, 1.5, 1.5])
+    assert ok and "8/8" in how and "Mann-Whitney" in how
+    # 6 a side, fully separated: asv's exact two-sided p is 2/C(12, 6) = 0.00216, not < 0.002 (hence 8 rounds)
+    assert not remeasured([1.0, 1.02, 0.98, 1.01, 0.99, 1.0], [1.5, 1.52, 1.48, 1.51, 1.49, 1.5])[0]
+    # 50 % slower but the samples overlap: asv's U test does not call it different
+    assert not remeasured([1.0, 1.6, 0.9, 1.55, 1.0, 1.5], [1.5, 1.0, 1.6, 0.95, 1.5, 1.55])[0]
+    # different, but by less than the factor
+    assert not remeasured([1.0, 1.01, 0.99, 1.0, 1.0, 1.01], [1.2, 1.21, 1.19, 1.2, 1.2, 1.21])[0]
+    ok, how = remeasured([1.0, 1.01, 0.99, 1.0], [1.5, 1.52, 1.48, 1.5])  # 4 samples: p cannot reach 0.002
+    assert not ok and "fewer than 6" in how
+
+
+def test_the_file_has_one_reader_and_one_writer_and_a_corrupt_one_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = recorded(tmp_path / "results")
+    store = confirmations.path_for(results)
+    assert confirmations.read(store) == {}
+    step = Step(StepKey(CPU, "mish", A, B), 1, 2, SUITE)
+    first = confirmations.Confirmation(CPU, "mish", A, B, "2026-12-07T00:00:00+00:00", "box", SUITE, 1, 2,
+                                       1.0, 2.0, True, "exact count on both sides")
+    confirmations.write(store, [first])
+    data = json.loads(store.read_text())
+    assert data["schema"] == confirmations.SCHEMA and len(data["confirmations"]) == 1
+    assert confirmations.lookup(confirmations.read(store), step) == first
+    # a re-recorded side is a different step: the old confirmation does not answer it
+    assert confirmations.lookup(confirmations.read(store), Step(step.key, 1, 3, SUITE)) is None
+    assert confirmations.pending([step], confirmations.read(store)) == []  # resumes: never re-run
+
+    store.write_text('{"schema": "vkbench-confirmations/1", "confirmations": [{"benchmark": ')
+    corrupt = store.read_text()
+    with pytest.raises(ConfirmationsError, match=re.escape(str(store))):
+        confirmations.read(store)
+    with pytest.raises(ConfirmationsError):
+        confirmations.write(store, [first])
+    assert store.read_text() == corrupt  # never rewritten
+    assert main(["changes", "--results", str(results), "--classes", str(tmp_path / "none.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(store) in err[0]
+
+
+def test_the_table_marks_confirmed_steps_and_drops_those_that_did_not_reproduce(tmp_path: Path) -> None:
+    results = recorded(tmp_path / "results")
+    date = "2026-12-07T00:00:00+00:00"
+    stored = {c.key: c for c in [
+        confirmations.Confirmation(CPU, "mish", A, B, date, "box", SUITE, 1, 2, 1.0, 2.0, True, "exact"),
+        confirmations.Confirmation(CPU, "elu", B, C, date, "box", SUITE, 3, 2, 3.0, 3.0, False, "exact"),
+        confirmations.Confirmation(TIME, "50", A, B, date, "box", SUITE, 1.0, 1.5, 1.0, 1.5, True, "U test")]}
+    table = changes(read_dir(results), None, stored)
+    assert [(c.benchmark, c.param, c.confirmed) for c in table.changes] == [(CPU, "mish", True),
+                                                                              (TIME, "50", True)]
+    assert [(c.param, c.confirmed) for c in table.dropped] == [("elu", False)]
+    assert table.left_out == [] and table.steps_to_confirm() == []
+    out = table.to_json()
+    assert out["dropped"] == 1 and out["changes"][0]["confirmation"]["machine"] == "box"
+
+
+def test_a_timing_step_stands_where_the_work_track_moves_with_it(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    fast, slow = [[1.0, 1.01, 0.99, 1.0]] * 2, [[1.5, 1.52, 1.49, 1.5]] * 2
+    events = {A: [1000, 5000, 200, 210], B: [1100, 5010, 200, 210]}  # 50 blocks' propose_partitions +10 %
+
+    def event_row(values: list[int]) -> list[object]:
+        return [values, [["50", "100"], ["'propose_partitions'", "'total'"]], SUITE, 1, 1.0]
+
+    write_result(results, A, 1, {TIME: timing_row(["50", "100"], fast), EVENTS: event_row(events[A])})
+    write_result(results, B, 2, {TIME: timing_row(["50", "100"], slow), EVENTS: event_row(events[B])})
+    table = changes(read_dir(results))
+    kept = {(c.benchmark, c.param): c for c in table.changes}
+    # the work count is a row of its own (10 % > 2 %); 5000 -> 5010 (0.2 %) is not a step
+    assert set(kept) == {(EVENTS, "50, propose_partitions"), (TIME, "50")}
+    assert kept[(TIME, "50")].note == "track_partition_events(50, propose_partitions) 1000 -> 1100"
+    # at 100 blocks the work did not move: the timing is left out until re-measured
+    assert [(s.param, s.why) for s in table.left_out] == [("100", TIMING_NOT_CONFIRMED)]
+    pattern = re.search(r'-b "([^"]+)"', kept[(EVENTS, "50, propose_partitions")].repro)[1]
+    assert re.search(pattern, f"{EVENTS}(50, 'propose_partitions')")  # asv's name: strings quoted
+    assert not re.search(pattern, f"{EVENTS}(50, 'total')")
