@@ -12,8 +12,13 @@ two neighbours sit in adjacent classes, the step happened at the first
 commit of the later class, exactly; otherwise the row names the range.
 
 Rows are regressions first (a count up, or a failure appearing), then
-improvements; timings only where ``asv continuous -f 1.4`` would flag them.
-Every row carries the ``vkbench upstream`` command that reproduces it.
+improvements. A timing step (where ``asv continuous -f 1.4`` would flag it) is a row only where the
+deterministic partitioner-work track (:data:`DETERMINISTIC`, its own steps rows of more than 2 %) moves
+the same way at the same commit in the same size, or where a stored interleaved re-measurement
+confirms it; otherwise it is left out (:data:`TIMING_NOT_CONFIRMED`). A row whose stored
+re-measurement (:mod:`vkbench.results.confirmations`) did not reproduce is dropped and counted.
+Every row carries the ``vkbench upstream`` command that reproduces it; :mod:`vkbench.results.events`
+tells the rows as one event per commit.
 
 A step is an upstream change only when both sides were recorded by one suite: the benchmark's
 stored asv ``version`` is the same suite digest on both (:mod:`vkbench.suite.identity`, the
