@@ -64,5 +64,5 @@ def test_a_failing_count_names_the_child_error(tmp_path) -> None:
 
 
 def test_bad_arguments_exit_2(capsys) -> None:
-    assert partition_work.main(["many"]) == 2
-    assert "usage" in capsys.readouterr().err
+    assert partition_work.child(["many"]) == 2
+    assert "whole numbers" in capsys.readouterr().err

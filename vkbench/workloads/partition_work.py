@@ -25,8 +25,8 @@ runs of the same code, and both are removed here:
   tqdm monitor, and while any other Python thread is alive only the main
   thread's events count.
 
-So the count runs in a fresh child process (``python -m
-vkbench.workloads.partition_work N``) of the same interpreter: the hash patch
+So the count runs in a fresh child process of the same interpreter
+(:func:`count_partition_work` starts :func:`child`): the hash patch
 must be in place before torch.fx builds the graph, and the benchmark process
 has built graphs already. Counts depend on the Python version and packages, so
 compare them within one asv machine name, as asv does.
@@ -151,7 +151,8 @@ def count_partition_work(*sizes: int, python: str = sys.executable) -> dict[int,
     child's last error line when it fails.
     """
     env = {**os.environ, **CHILD_ENV}
-    done = subprocess.run([python, "-m", __name__, *map(str, sizes)], capture_output=True, text=True,
+    command = [python, "-c", f"import sys; from {__name__} import child; sys.exit(child(sys.argv[1:]))"]
+    done = subprocess.run([*command, *map(str, sizes)], capture_output=True, text=True,
                           env=env, timeout=TIMEOUT_S, check=False)
     records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or len(records) != len(sizes):
@@ -161,11 +162,10 @@ def count_partition_work(*sizes: int, python: str = sys.executable) -> dict[int,
     return {record["blocks"]: record for record in records}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m vkbench.workloads.partition_work N...``: one JSON line per size, its count."""
-    args = sys.argv[1:] if argv is None else argv
+def child(args: list[str]) -> int:
+    """The child :func:`count_partition_work` starts: one JSON line per size in ``args``, its count."""
     if not args or not all(arg.isdigit() for arg in args):
-        print("usage: python -m vkbench.workloads.partition_work BLOCKS...", file=sys.stderr)
+        print("partition_work.child: sizes must be whole numbers of blocks", file=sys.stderr)
         return 2
     reason = unavailable_reason()
     if reason:
@@ -178,7 +178,3 @@ def main(argv: list[str] | None = None) -> int:
     for blocks in map(int, args):
         print(json.dumps(count_in_this_process(blocks)), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
