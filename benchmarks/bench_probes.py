@@ -54,6 +54,34 @@ class ProbeCoverage(_Probes):
 
     track_cpu_op_type_share.unit = "percent"
 
+    def track_et_delegated_nodes(self, cache: dict[str, dict], case: str) -> int:
+        """ExecuTorch's count, not vkbench's: ``get_delegation_info``'s ``num_delegated_nodes``.
+
+        Every call_function node inside the delegates, getitem included; recorded beside vkbench's
+        counts so a reader can match them with what ExecuTorch's own tools report.
+        """
+        return _et_count(cache[case], "et_delegated_nodes")
+
+    track_et_delegated_nodes.unit = "nodes"
+
+    def track_et_non_delegated_nodes(self, cache: dict[str, dict], case: str) -> int:
+        """ExecuTorch's count, not vkbench's: ``get_delegation_info``'s ``num_non_delegated_nodes``.
+
+        Every call_function node outside the delegates except the delegate calls, so getitem
+        counts as a CPU node here and not in ``track_cpu_ops``.
+        """
+        return _et_count(cache[case], "et_non_delegated_nodes")
+
+    track_et_non_delegated_nodes.unit = "nodes"
+
+
+def _et_count(record: dict[str, Any], key: str) -> int:
+    """The record's ExecuTorch count, or asv's skip where this ExecuTorch cannot give it."""
+    value = record.get(key)
+    if value is None:
+        skip("executorch.devtools.backend_debug.get_delegation_info is unavailable at this commit")
+    return value
+
 
 class ProbeWork(_Probes):
     def track_work_seconds(self, cache: dict[str, dict], case: str) -> float:

@@ -42,7 +42,39 @@ def fast_rows() -> dict[str, Row]:
     under 30 minutes. The full path (preprocess, program) is the CLI tests' and the slow set's.
     """
     logging.getLogger().setLevel(logging.WARNING)
-    return {name: policies.survey_entry(ENTRIES[name], partition_only=True) for name in FAST_ENTRIES}
+    import executorch.exir as exir
+    from executorch.devtools.backend_debug import get_delegation_info
+
+    original, rows = exir.to_edge_transform_and_lower, {}
+
+    def observed(*args, **kwargs):  # ExecuTorch's counts of the very program each row is made from
+        edge = original(*args, **kwargs)
+        info = get_delegation_info(edge.exported_program().graph_module)
+        FAST_ET_COUNTS[name] = (info.num_delegated_nodes, info.num_non_delegated_nodes)
+        return edge
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exir, "to_edge_transform_and_lower", observed)
+        for name in FAST_ENTRIES:
+            rows[name] = policies.survey_entry(ENTRIES[name], partition_only=True)
+    return rows
+
+
+#: ``(num_delegated_nodes, num_non_delegated_nodes)`` of a direct ``get_delegation_info`` call on each
+#: fast entry's lowered program, taken while ``fast_rows`` lowers it (no second lowering).
+FAST_ET_COUNTS: dict[str, tuple[int, int]] = {}
+
+
+@pytest.mark.parametrize("name", FAST_ENTRIES)
+def test_fast_entry_records_executorchs_counts(fast_rows, name):
+    """The row's ExecuTorch counts are get_delegation_info's on the program it was made from
+    (tests/test_delegation_info.py checks the probes and the one rewrite entry left out here)."""
+    row = fast_rows[name]
+    if row.status != "lowered":
+        assert row.coverage is None
+        return
+    c = row.coverage
+    assert (c["et_delegated_nodes"], c["et_non_delegated_nodes"]) == FAST_ET_COUNTS[name]
 
 
 def independent_counts(name: str) -> tuple[int, Counter]:

@@ -122,6 +122,14 @@ class Coverage:
     op_types_total: int = 0
     #: Delegated compute nodes per operator type.
     delegated_ops: dict[str, int] = field(default_factory=dict)
+    #: ExecuTorch's own count (``get_delegation_info(...).num_delegated_nodes``): every
+    #: ``call_function`` node inside the delegates, ``getitem`` included. What ExecuTorch's backend
+    #: tester reports, so a reader can check vkbench against it; None where this ExecuTorch lacks
+    #: ``executorch.devtools.backend_debug.get_delegation_info``.
+    et_delegated_nodes: int | None = None
+    #: ExecuTorch's ``num_non_delegated_nodes``: every ``call_function`` node outside the delegates
+    #: except the delegate calls themselves, so ``getitem`` counts as a CPU node (vkbench's does not).
+    et_non_delegated_nodes: int | None = None
 
     @property
     def cpu_percent(self) -> float:
@@ -303,6 +311,34 @@ def _delegated_nodes(graph_module: torch.fx.GraphModule) -> Counter[str]:
     return names
 
 
+@functools.cache
+def _backend_debug() -> Any:
+    """``executorch.devtools.backend_debug`` or a :class:`~vkbench.core.compat.Missing`.
+
+    Imported on the first count, not with this module: it pulls in the devtools inspector
+    (~0.5 s) that commands which never lower should not pay for.
+    """
+    return safe_import("executorch.devtools.backend_debug")
+
+
+def et_delegation_counts(graph_module: torch.fx.GraphModule) -> tuple[int | None, int | None]:
+    """``(num_delegated_nodes, num_non_delegated_nodes)`` of ExecuTorch's ``get_delegation_info``.
+
+    ExecuTorch's definition, kept beside vkbench's (:func:`_count`) so the site can show the share
+    its own tools report. ``(None, None)`` at a commit without the function, or whose version of
+    it fails on this graph (asv then skips those two tracks): a devtools helper must not cost
+    the record its own counts.
+    """
+    get_delegation_info = _attr(_backend_debug(), "get_delegation_info")
+    if get_delegation_info is None:
+        return None, None
+    try:
+        info = get_delegation_info(graph_module)
+        return int(info.num_delegated_nodes), int(info.num_non_delegated_nodes)
+    except Exception:  # noqa: BLE001 - an old helper's failure means "no ExecuTorch count here"
+        return None, None
+
+
 def _count(
     edge_program: Any,
     reasons: SkipReasons,
@@ -332,6 +368,7 @@ def _count(
     record.nodes_delegated = sum(record.delegated_ops.values())
     record.nodes_total = record.nodes_cpu + record.nodes_delegated
     record.op_types_total = len(set(record.delegated_ops) | set(cpu_ops))
+    record.et_delegated_nodes, record.et_non_delegated_nodes = et_delegation_counts(graph_module)
 
 
 def lower(

@@ -41,6 +41,11 @@ def cache_key(ident: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]", "_", raw)
 
 
+#: The record's counts each row carries, so the page can show both shares; ExecuTorch's two are absent
+#: from records made before vkbench took them, and rows then carry only vkbench's.
+SHARE_FIELDS = ("nodes_total", "nodes_cpu", "et_delegated_nodes", "et_non_delegated_nodes")
+
+
 def _rows_from_coverage(kind: str, name: str, coverage: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     reasons = coverage.get("reasons_by_op") or {}
@@ -49,7 +54,8 @@ def _rows_from_coverage(kind: str, name: str, coverage: dict[str, Any]) -> list[
             rows.append({"kind": kind, "name": name, "op": op, "reason": reason, "nodes": nodes})
     if not rows:
         rows.append({"kind": kind, "name": name, "op": "", "reason": "all delegated", "nodes": 0})
-    return rows
+    counts = {key: coverage[key] for key in SHARE_FIELDS if coverage.get(key) is not None}
+    return [{**row, **counts} for row in rows]
 
 
 def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dict[str, Any]]:
@@ -63,8 +69,7 @@ def probe_rows(names: list[str] | None = None, progress: Any = None) -> list[dic
                          "nodes": 0})
             continue
         for row in _rows_from_coverage("probe", name, data):
-            row.update(nodes_total=data["nodes_total"], nodes_cpu=data["nodes_cpu"],
-                       vulkan_programs=data["vulkan_programs"])
+            row.update(vulkan_programs=data["vulkan_programs"])
             rows.append(row)
         if progress:
             progress(f"coverage: lowered probe {name}")
@@ -131,7 +136,7 @@ PAGE = """<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:13px;width:100%}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
-td:nth-child(5){overflow-wrap:anywhere}td:nth-child(2),td:nth-child(6),td:nth-child(7){white-space:nowrap}
+td:nth-child(5){overflow-wrap:anywhere}td:nth-child(2),td:nth-child(6),td:nth-child(7),td:nth-child(8){white-space:nowrap}
 th{background:#f0f0f0;cursor:pointer}code{font-size:12px}td:first-child{white-space:nowrap}
 tr.delegated td{color:#1e7a4c;background:#eef8f1}
 tr.blocked td{color:#9b2226;background:#fbeaea}tr.blocked td:first-child{box-shadow:inset 4px 0 #c0392b}
@@ -147,10 +152,16 @@ Computed with <code>vkbench.core.lowering.lower</code>; data is embedded below (
 Vulkan; <span class="swatch" style="box-shadow:inset 4px 0 #e3b23c">partial</span> some nodes stay on the
 CPU (a row per CPU op); <span class="swatch" style="color:#9b2226;background:#fbeaea">blocked</span> never
 reached the partitioner (export, to_edge, ... failed), so nothing was delegated.</p>
+<p><em>CPU share</em>, two counts of one lowered graph. <b>vkbench</b>: <code>call_function</code> nodes of
+the edge graph outside the delegates over all of them, <code>getitem</code> and the delegate calls left out
+(plumbing, not computation). <b>ExecuTorch</b> (where the record has it): <code>get_delegation_info</code>'s
+<code>num_non_delegated_nodes</code> over it + <code>num_delegated_nodes</code>, which counts
+<code>getitem</code> nodes inside and outside the delegates too (not the delegate calls): what ExecuTorch's
+backend tester reports.</p>
 <label>commit <select id="commit"></select></label>
 <label>filter <input id="filter" placeholder="op, reason or name"></label>
 <table id="coverage"><thead><tr><th>commit</th><th>kind</th><th>name</th><th>CPU op</th>
-<th>partitioner reason</th><th>nodes</th><th>status</th></tr></thead><tbody></tbody></table>
+<th>partitioner reason</th><th>nodes</th><th>status</th><th>CPU share</th></tr></thead><tbody></tbody></table>
 <script id="coverage-data" type="application/json">__DATA__</script>
 <script>
 (function () {
@@ -171,6 +182,18 @@ reached the partitioner (export, to_edge, ... failed), so nothing was delegated.
   function cell(tr, text) {
     var td = document.createElement("td"); td.textContent = text; tr.appendChild(td);
   }
+  function pct(part, whole) { return (whole ? 100 * part / whole : 0).toFixed(1) + "% of " + whole; }
+  function share(r) {
+    var parts = [];
+    if (r.nodes_total != null && r.nodes_cpu != null) {
+      parts.push("vkbench " + pct(r.nodes_cpu, r.nodes_total));
+    }
+    if (r.et_delegated_nodes != null && r.et_non_delegated_nodes != null) {
+      var et = r.et_delegated_nodes + r.et_non_delegated_nodes;
+      parts.push("ExecuTorch " + pct(r.et_non_delegated_nodes, et));
+    }
+    return parts.join(" \u00b7 ");
+  }
   function render() {
     body.innerHTML = "";
     var needle = filter.value.toLowerCase(), count = 0;
@@ -181,7 +204,8 @@ reached the partitioner (export, to_edge, ... failed), so nothing was delegated.
         if (needle && text.indexOf(needle) < 0) return;
         var tr = document.createElement("tr");
         tr.className = r.status;
-        var cells = [label(s), r.kind, r.name, r.op || "-", r.reason, String(r.nodes), STATUS[r.status]];
+        var cells = [label(s), r.kind, r.name, r.op || "-", r.reason, String(r.nodes), STATUS[r.status],
+                     share(r)];
         cells.forEach(function (t) { cell(tr, t); });
         body.appendChild(tr); count++;
       });

@@ -44,6 +44,9 @@ class EntryShare:
     total: int = 0
     delegated: int = 0
     cpu_by_reason: dict[str, int] = field(default_factory=dict)
+    #: ExecuTorch's own counts (``get_delegation_info``); None in records made before vkbench took them.
+    et_delegated: int | None = None
+    et_non_delegated: int | None = None
 
     @property
     def cpu(self) -> int:
@@ -52,6 +55,14 @@ class EntryShare:
     @property
     def share(self) -> float:
         return self.delegated / self.total if self.total else 0.0
+
+    @property
+    def et_share(self) -> float | None:
+        """Delegated share by ExecuTorch's count (getitem nodes included), None where not recorded."""
+        if self.et_delegated is None or self.et_non_delegated is None:
+            return None
+        total = self.et_delegated + self.et_non_delegated
+        return self.et_delegated / total if total else 0.0
 
 
 @dataclass
@@ -156,6 +167,8 @@ def _entry_share(row: dict[str, Any]) -> EntryShare:
     if share.status != "lowered" or not coverage:
         return share
     share.total, share.delegated = coverage.get("nodes_total", 0), coverage.get("nodes_delegated", 0)
+    share.et_delegated = coverage.get("et_delegated_nodes")
+    share.et_non_delegated = coverage.get("et_non_delegated_nodes")
     reasons: Counter[str] = Counter()
     if coverage.get("cpu_nodes"):
         for node in coverage["cpu_nodes"]:

@@ -113,9 +113,29 @@ def share_section(survey: Survey | None) -> Section:
             f"(ExecuTorch {html.escape(survey.version)}, {html.escape(survey.machine)}). Each entry is one "
             "exported graph of a policy; the CPU nodes are split by the first reason the Vulkan partitioner "
             "gave (dtype messages grouped by dtype). See <a href=\"coverage.html\">coverage</a> for every "
-            "op and reason.</p>")
+            "op and reason.</p>" + share_definitions(survey.entries))
     return Section("share", "Vulkan share per policy", share_headline(survey),
                    figure(plot_share(survey.entries), "share") + note)
+
+
+#: vkbench's count, the one every share and CPU-node chart here uses.
+VKBENCH_SHARE = ("<b>vkbench's share</b>: <code>call_function</code> nodes of the lowered edge graph inside "
+                 "the Vulkan delegates over all of them; <code>getitem</code> and the delegate calls are "
+                 "plumbing, not computation, and are not counted.")
+#: ExecuTorch's count, shown beside it where the record has it (what ExecuTorch's backend tester reports).
+EXECUTORCH_SHARE = ("<b>ExecuTorch's share</b>: <code>get_delegation_info</code>'s "
+                    "<code>num_delegated_nodes</code> over <code>num_delegated_nodes</code> + "
+                    "<code>num_non_delegated_nodes</code>; it also counts <code>getitem</code> nodes "
+                    "(inside a delegate as delegated; outside, one per output a delegate call returns, as "
+                    "not delegated), but not the delegate calls themselves.")
+
+
+def share_definitions(entries: list[EntryShare]) -> str:
+    """The two counts' one-line definitions; ExecuTorch's only when some entry's record has its numbers."""
+    lines = [VKBENCH_SHARE]
+    if any(entry.et_share is not None for entry in entries):
+        lines.append(EXECUTORCH_SHARE)
+    return "".join(f'<p class="note">{line}</p>' for line in lines)
 
 
 def blockers_section(survey: Survey | None) -> Section:

@@ -123,7 +123,11 @@ def plot_share(entries: list[EntryShare]) -> str:
         pct = 100 * entry.share
         left.barh(i, pct, color=DELEGATED, height=0.7)
         left.barh(i, 100 - pct, left=pct, color="#f2c9a8", height=0.7)
-        left.text(1.5, i, f"{pct:.1f}% of {entry.total:,}", va="center", fontsize=7.5, color="white")
+        label = f"{pct:.1f}% of {entry.total:,}"
+        if entry.et_share is not None:  # ExecuTorch's count, only where the record has it
+            et_total = (entry.et_delegated or 0) + (entry.et_non_delegated or 0)
+            label += f"  ·  ExecuTorch: {100 * entry.et_share:.1f}% of {et_total:,}"
+        left.text(1.5, i, label, va="center", fontsize=7.5, color="white")
         start = 0
         for reason in reasons:
             count = entry.cpu_by_reason.get(reason, 0)

@@ -1,0 +1,183 @@
+"""ExecuTorch's own delegation counts, recorded beside vkbench's (issue 30, item 8).
+
+``executorch.devtools.backend_debug.get_delegation_info`` is what ExecuTorch's backend tester
+reports; it counts ``getitem`` nodes where vkbench does not, so its share differs (act/model:
+99.7 % by vkbench, 99.3 % by ExecuTorch). :func:`vkbench.core.lowering.lower` stores its two numbers
+in the record it already makes; these tests check them against a *direct* call on the program
+that lowering produced (caught on its way out of ``to_edge_transform_and_lower``), on every probe.
+The fast policy entries are checked the same way inside ``tests/test_policies.py``'s ``fast_rows``
+fixture, which lowers them once for the whole session (a second lowering here would cost minutes
+of CI); the one fast entry that fixture leaves out (a rewrite, seconds to lower) is lowered here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from vkbench.core import lowering
+from vkbench.core.compat import Missing
+from vkbench.suite import catalogue
+
+backend_debug = pytest.importorskip("executorch.devtools.backend_debug")
+exir = pytest.importorskip("executorch.exir")
+
+ET_KEYS = ("et_delegated_nodes", "et_non_delegated_nodes")
+
+
+@contextlib.contextmanager
+def direct_delegation_info() -> Iterator[list[tuple[int, int]]]:
+    """ExecuTorch's counts of every program ``to_edge_transform_and_lower`` returns meanwhile.
+
+    The call happens here, on the edge program as it leaves ExecuTorch, not through vkbench's
+    helper: a record that counted another graph (the exported program, a copy) would differ.
+    """
+    original = exir.to_edge_transform_and_lower
+    seen: list[tuple[int, int]] = []
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        edge = original(*args, **kwargs)
+        info = backend_debug.get_delegation_info(edge.exported_program().graph_module)
+        seen.append((info.num_delegated_nodes, info.num_non_delegated_nodes))
+        return edge
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exir, "to_edge_transform_and_lower", observed)
+        yield seen
+
+
+@pytest.fixture(scope="module")
+def probe_lowerings() -> dict[str, tuple[dict[str, Any] | None, tuple[int, int] | None]]:
+    """Every probe lowered once, partition only (seconds each): (record or None, direct counts or None).
+
+    Partition only, because ExecuTorch counts the delegates' ``original_module`` graphs, which code
+    generation does not change; a probe that fails to lower has neither record nor counts.
+    """
+    from vkbench.workloads.probes import PROBES, build_probe
+
+    logging.getLogger().setLevel(logging.WARNING)
+    results: dict[str, tuple[dict[str, Any] | None, tuple[int, int] | None]] = {}
+    for name in PROBES:
+        module, inputs = build_probe(name)
+        with direct_delegation_info() as seen:
+            try:
+                record = lowering.lower(module, inputs, to_executorch=False, partition_only=True)[0].to_json()
+            except lowering.LoweringError:
+                record = None
+        results[name] = (record, seen[-1] if seen else None)
+    return results
+
+
+@pytest.mark.parametrize("name", catalogue.PROBE_NAMES)
+def test_probe_records_carry_executorchs_counts(probe_lowerings, name: str) -> None:
+    record, direct = probe_lowerings[name]
+    if record is None:  # fails before the partition is made: nothing to count, nothing recorded
+        assert direct is None
+        return
+    assert (record["et_delegated_nodes"], record["et_non_delegated_nodes"]) == direct
+
+
+def test_the_counts_differ_as_documented(probe_lowerings) -> None:
+    """mish: one CPU node by vkbench's count; ExecuTorch adds the getitem of each delegate output."""
+    mish, _ = probe_lowerings["mish"]
+    assert mish is not None
+    assert mish["nodes_cpu"] == 1 and mish["et_non_delegated_nodes"] == 3
+    linear, _ = probe_lowerings["linear_f32"]
+    assert linear is not None
+    assert (linear["nodes_cpu"], linear["et_non_delegated_nodes"]) == (0, 1)  # the output's getitem
+
+
+def test_fast_rewrite_entry_carries_executorchs_counts() -> None:
+    """The fast entry ``fast_rows`` does not lower (a rewrite of gaussian_actor/deterministic)."""
+    policies = pytest.importorskip("vkbench.workloads.policies")
+    name = "gaussian_actor/deterministic_without_chunk"
+    assert name in catalogue.FAST_ENTRIES
+    logging.getLogger().setLevel(logging.WARNING)
+    with direct_delegation_info() as seen:
+        row = policies.survey_entry(policies.ENTRIES[name], partition_only=True)
+    assert row.status == "lowered", row
+    assert (row.coverage["et_delegated_nodes"], row.coverage["et_non_delegated_nodes"]) == seen[-1]
+
+
+def test_counts_are_none_without_get_delegation_info(monkeypatch) -> None:
+    """At an ExecuTorch without ``backend_debug`` (or its function) the record says None, not 0."""
+    monkeypatch.setattr(lowering, "_backend_debug", lambda: Missing("executorch.devtools.backend_debug",
+                                                                   ImportError("no such module")))
+    assert lowering.et_delegation_counts(None) == (None, None)  # type: ignore[arg-type]
+    monkeypatch.setattr(lowering, "_backend_debug", lambda: object())  # imports, lacks the function
+    assert lowering.et_delegation_counts(None) == (None, None)  # type: ignore[arg-type]
+    assert lowering.Coverage().to_json()["et_delegated_nodes"] is None
+
+
+# -- the benchmarks read the record and skip where it has no ExecuTorch counts --------------------
+def test_probe_tracks_return_the_records_counts_and_skip_without_them(load_benchmark) -> None:
+    probes = load_benchmark("bench_probes")
+    bench = probes.ProbeCoverage()
+    cache = {"mish": {"et_delegated_nodes": 5, "et_non_delegated_nodes": 3},
+             "elu": {"et_delegated_nodes": None, "et_non_delegated_nodes": None}, "var": {}}
+    assert bench.track_et_delegated_nodes(cache, "mish") == 5
+    assert bench.track_et_non_delegated_nodes(cache, "mish") == 3
+    for case in ("elu", "var"):  # recorded at an old ExecuTorch / by an older vkbench
+        for track in (bench.track_et_delegated_nodes, bench.track_et_non_delegated_nodes):
+            with pytest.raises(NotImplementedError, match="get_delegation_info"):
+                track(cache, case)
+
+
+@pytest.mark.parametrize("cls, full", [("PolicyPartition", False), ("VLAPolicyLowering", True)])
+def test_policy_tracks_return_the_records_counts_and_skip_without_them(load_benchmark, tmp_path,
+                                                                       cls: str, full: bool) -> None:
+    policies = load_benchmark("bench_policies")
+    common = load_benchmark("common")
+    directory = str(tmp_path)
+    suffix = "full" if full else "partition"
+    for entry, coverage in (("act/model", {"et_delegated_nodes": 1856, "et_non_delegated_nodes": 13}),
+                            ("tdmpc/pi", {"et_delegated_nodes": None, "et_non_delegated_nodes": None})):
+        row = {"status": "lowered", "seconds": 1.0, "coverage": {"nodes_cpu": 5, **coverage}}
+        common.record_path(directory, f"{entry}.{suffix}").write_text(json.dumps(row))
+    bench = getattr(policies, cls)()
+    bench.setup(directory, "act/model")
+    assert bench.track_et_delegated_nodes(directory, "act/model") == 1856
+    assert bench.track_et_non_delegated_nodes(directory, "act/model") == 13
+    bench.setup(directory, "tdmpc/pi")
+    with pytest.raises(NotImplementedError, match="get_delegation_info"):
+        bench.track_et_delegated_nodes(directory, "tdmpc/pi")
+
+
+# -- the site shows ExecuTorch's share only where the record has it -------------------------------
+def _survey_row(entry: str, et: tuple[int, int] | None) -> dict[str, Any]:
+    coverage: dict[str, Any] = {"nodes_total": 1812, "nodes_delegated": 1807, "nodes_cpu": 5,
+                                "cpu_nodes": [{"node": "n", "op": "aten.x", "reasons": ["why"]}] * 5}
+    if et is not None:
+        coverage.update(et_delegated_nodes=et[0], et_non_delegated_nodes=et[1])
+    return {"entry": entry, "policy": entry.split("/")[0], "status": "lowered", "coverage": coverage}
+
+
+def test_dashboard_share_shows_executorchs_only_where_recorded() -> None:
+    pytest.importorskip("matplotlib")
+    from vkbench.site.dashboard.data import _entry_share
+    from vkbench.site.dashboard.page import share_definitions
+    from vkbench.site.dashboard.plots import plot_share
+
+    new, old = _entry_share(_survey_row("act/model", (1856, 13))), _entry_share(_survey_row("act/old", None))
+    assert new.et_share == pytest.approx(1856 / 1869) and old.et_share is None
+    svg = plot_share([new, old])
+    assert "ExecuTorch: 99.3% of 1,869" in svg and svg.count("ExecuTorch") == 1 and "None" not in svg
+    assert "get_delegation_info" in share_definitions([new, old])
+    assert "get_delegation_info" not in share_definitions([old]) and "vkbench" in share_definitions([old])
+
+
+def test_coverage_page_rows_carry_both_counts_only_where_recorded() -> None:
+    from vkbench.site.coverage import policy_rows, render_page
+
+    rows = policy_rows([_survey_row("act/model", (1856, 13)), _survey_row("act/old", None)])
+    new = next(r for r in rows if r["name"] == "act/model")
+    old = next(r for r in rows if r["name"] == "act/old")
+    assert (new["et_delegated_nodes"], new["et_non_delegated_nodes"], new["nodes_total"]) == (1856, 13, 1812)
+    assert "et_delegated_nodes" not in old and old["nodes_cpu"] == 5
+    page = render_page([{"executorch": {}, "rows": rows}])
+    assert "get_delegation_info" in page and "CPU share" in page
