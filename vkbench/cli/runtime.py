@@ -5,7 +5,8 @@
 ``run`` measures workloads with runners (the ladder: lowered, loads, runs,
 matches); ``culprit`` narrows a runtime failure or a wrong output to the
 delegated op types that cause it; ``limit`` searches the step limit; ``export`` saves bundles for a
-machine that can only run the C++ runner; ``build-runner`` compiles that runner.
+machine that can only run the C++ runner; ``repro-export`` and ``repro-run`` do the same for the
+runtime reproducers of ``repro/``; ``build-runner`` compiles that runner.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from vkbench import tables
 from vkbench.cli.common import Subparsers, add_format_options
 from vkbench.execution.bundle import BACKENDS
 from vkbench.execution.runners import RUNNERS
+from vkbench.paths import RESULTS_ROOT, ROOT
+
+#: The runtime build's inputs and the range's runtime classes (beside the lowering's, same forms).
+RUNTIME_INPUTS = RESULTS_ROOT / "history" / "inputs-runtime.json"
+RUNTIME_CLASSES = RESULTS_ROOT / "history" / "classes-runtime.json"
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -79,6 +85,37 @@ def add_parser(sub: Subparsers) -> None:
     export.add_argument("out", type=Path, help="bundle folder")
     workloads(export)
     export.set_defaults(run=_export)
+
+    repro_export = actions.add_parser("repro-export", help="save a bundle per runtime reproducer "
+                                                           "(repro/<id>) for the C++ runner elsewhere")
+    repro_export.add_argument("out", type=Path, help="bundle folder")
+    repro_export.set_defaults(run=_repro_export)
+
+    repro_run = actions.add_parser("repro-run", help="run the runtime reproducers' saved bundles with "
+                                                     "the C++ runner; write results/bugs/repro-runs-M.json")
+    repro_run.add_argument("bundles", type=Path, help="the folder repro-export wrote")
+    repro_run.add_argument("--machine", required=True, help="the device and build the record is for")
+    repro_run.add_argument("--pte-runner", type=Path, help="default: $VKBENCH_PTE_RUNNER")
+    repro_run.add_argument("--out", type=Path, help="records folder (default: results/bugs)")
+    repro_run.set_defaults(run=_repro_run)
+
+    inputs = actions.add_parser("inputs", help="the ExecuTorch files a Vulkan runtime build compiled or "
+                                               "embedded, from its build folder (depfiles, shader list)")
+    inputs.add_argument("cmake_dir", type=Path, help="the build's CMake folder (build-<venv>/cmake)")
+    inputs.add_argument("--checkout", type=Path, required=True, help="the ExecuTorch tree it compiled")
+    inputs.add_argument("--wheel", type=Path, help="the base executorch package it compiled against "
+                                                   "(default: the imported one)")
+    inputs.add_argument("--out", type=Path, help=f"default: {RUNTIME_INPUTS.relative_to(ROOT)}")
+    inputs.set_defaults(run=_inputs)
+
+    classes = actions.add_parser("classes", help="runtime classes of a commit range: runs of first-parent "
+                                                 "commits whose runtime build inputs are identical")
+    classes.add_argument("range", help="git revision range (dbcf6ac7..cff6f4dd)")
+    classes.add_argument("--mirror", type=Path, required=True, help="git mirror of pytorch/executorch")
+    classes.add_argument("--inputs", type=Path, help=f"default: {RUNTIME_INPUTS.relative_to(ROOT)}")
+    classes.add_argument("--out", type=Path, help=f"default: {RUNTIME_CLASSES.relative_to(ROOT)}")
+    add_format_options(classes)
+    classes.set_defaults(run=_classes)
 
     build = actions.add_parser("build-runner", help="compile pte_runner against an ExecuTorch install")
     build.add_argument("out", type=Path, help="folder for the runner and its libraries")
@@ -206,4 +243,69 @@ def _build_runner(args: argparse.Namespace) -> int:
     from vkbench.execution.runners import build_runner
 
     print(build_runner(args.out, [str(lib) for lib in args.libs], args.executorch))
+    return 0
+
+
+def _repro_export(args: argparse.Namespace) -> int:
+    from vkbench.execution import repros
+
+    for folder in repros.export_bundles(args.out):
+        print(folder)
+    return 0
+
+
+def _repro_run(args: argparse.Namespace) -> int:
+    from vkbench import settings
+    from vkbench.cli.common import UsageError
+    from vkbench.execution import repros
+    from vkbench.results import repro_runs
+
+    runner = args.pte_runner or settings.path("VKBENCH_PTE_RUNNER")
+    if runner is None or not Path(runner).is_file():
+        raise UsageError("repro-run needs a built pte_runner (--pte-runner or VKBENCH_PTE_RUNNER)")
+    record = repros.run_native(args.bundles, args.machine, Path(runner).absolute())
+    for name, run in record.runs.items():
+        print(f"{name}: {'reproduced' if run.reproduced else 'NOT reproduced'} (rc {run.rc}, "
+              f"{run.seconds}s): {run.line}")
+    print(f"written: {repro_runs.write(record, *([args.out] if args.out else []))}")
+    return 0
+
+
+def _inputs(args: argparse.Namespace) -> int:
+    from vkbench.commits.fingerprint import package_root
+    from vkbench.commits.runtime_fingerprint import inputs_from_build
+
+    wheel = args.wheel or package_root()
+    measured = f"{args.checkout.resolve().name} over {wheel}"
+    found, counts = inputs_from_build(args.cmake_dir, args.checkout, wheel, measured)
+    path = found.write(args.out or RUNTIME_INPUTS)
+    submodules = sum(f.startswith("submodule:") for f in found.files)
+    print(f"{len(found.files) - submodules} files, {submodules} submodules, {len(found.dirs)} directories "
+          f"(read: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}); written to {path}")
+    return 0
+
+
+def _classes(args: argparse.Namespace) -> int:
+    from vkbench.build.base_release import base_chooser
+    from vkbench.cli.common import UsageError
+    from vkbench.commits.fingerprint import Inputs
+    from vkbench.commits.runtime_fingerprint import runtime_classes
+    from vkbench.runs.upstream import git_dir
+
+    try:
+        inputs = Inputs.read(args.inputs or RUNTIME_INPUTS)
+        found = runtime_classes(git_dir(args.mirror), args.range, inputs, base_chooser())
+    except (ValueError, RuntimeError) as error:
+        raise UsageError(str(error)) from None
+    path = found.write(args.out or RUNTIME_CLASSES)
+    if args.json:
+        print(json.dumps(found.to_json(), indent=1))
+        return 0
+    rows = [[i, c.first[:8], len(c.commits), c.base,
+             ", ".join(c.changed[:3]) + (" ..." if len(c.changed) > 3 else ""), c.subject[:60]]
+            for i, c in enumerate(found.classes)]
+    print((tables.markdown if args.markdown else tables.render)(
+        ["class", "first", "commits", "base", "inputs changed", "subject"], rows))
+    print(f"{sum(len(c.commits) for c in found.classes)} commits in {len(found.classes)} runtime classes; "
+          f"written to {path}")
     return 0

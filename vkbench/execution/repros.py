@@ -12,8 +12,10 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from vkbench.execution import device
 from vkbench.results.repro_runs import REPRO, ReproRecord, ReproRun, docstring_line
@@ -69,4 +71,160 @@ def run(python: str, machine: str, paths: list[Path] | None = None) -> ReproReco
                          device.vulkan_devices().get("devices", []))
     for path in sorted(paths if paths is not None else REPRO.glob("*.py")):
         record.runs[path.stem] = run_one(python, path)
+    return record
+
+
+# -- the runtime reproducers through the C++ runner (a machine without executorch's Python) -------------
+
+#: Bundle workload names of the runtime reproducers: ``repro/<row id>``.
+REPRO_PREFIX = "repro/"
+
+
+def runtime_reproducers() -> list[Path]:
+    """The ``repro/*.py`` files of the runtime rows (stage ``load`` or ``run``) of the bug list."""
+    from vkbench.results.bug_knowledge import RUNTIME_STAGES, knowledge
+    from vkbench.results.repro_runs import REPRO
+
+    return sorted(REPRO.parent / bug.repro for bug in knowledge().bugs
+                  if bug.stage in RUNTIME_STAGES and bug.repro and (REPRO.parent / bug.repro).is_file())
+
+
+class _Captured(BaseException):  # noqa: N818 - not an error: it ends the reproducer at its load
+    """Raised where a reproducer hands its program to the runtime (not an ``Exception``: the
+    reproducers catch those as the documented failure)."""
+
+
+def capture(path: Path) -> tuple[bytes, list[Any], list[Any]]:
+    """``(program, inputs, eager outputs)`` of one reproducer, taken where it loads its program.
+
+    The reproducer's own ``main()`` runs in this process: its export (the inputs and the exported
+    program, whose module gives the eager outputs) and its lowering are its own; where it would hand
+    the program to ``executorch.runtime``, the bytes are kept and the run ends. Needs torch and
+    executorch's Python only (no runtime that executes), so the PyPI wheel does.
+    """
+    import contextlib
+    import importlib.util
+    import io
+    from unittest import mock
+
+    import torch
+    from executorch import runtime as et_runtime
+
+    from vkbench.execution.bundle import flat_arrays
+
+    seen: dict[str, Any] = {}
+    real_export = torch.export.export
+
+    def export(module: Any, args: tuple[Any, ...], *rest: Any, **options: Any) -> Any:
+        program = real_export(module, args, *rest, **options)
+        seen["program"], seen["inputs"] = program, args
+        return program
+
+    class _Registry:
+        def is_available(self, name: str) -> bool:
+            return True
+
+    class _Runtime:
+        backend_registry = _Registry()
+
+        def load_program(self, data: Any, *args: Any, **options: Any) -> Any:
+            seen["pte"] = bytes(data)
+            raise _Captured
+
+    spec = importlib.util.spec_from_file_location(f"vkbench_repro_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with (mock.patch.object(torch.export, "export", export),
+          mock.patch.object(et_runtime.Runtime, "get", staticmethod(lambda: _Runtime())),
+          contextlib.redirect_stdout(io.StringIO())):
+        spec.loader.exec_module(module)
+        try:
+            module.main()
+        except _Captured:
+            pass
+    if "pte" not in seen or "program" not in seen:
+        raise RuntimeError(f"{path.name} did not hand a program to the runtime")
+    with torch.no_grad():
+        expected = seen["program"].module()(*seen["inputs"])
+    return seen["pte"], flat_arrays(seen["inputs"]), flat_arrays(expected)
+
+
+def export_bundles(folder: Path, paths: list[Path] | None = None) -> list[Path]:
+    """Save a bundle (``repro/<id>``: its Vulkan program, inputs, eager outputs) per runtime reproducer."""
+    from vkbench.execution.bundle import Bundle, toolchain
+    from vkbench.execution.outcome import Outcome
+
+    saved = []
+    for path in paths if paths is not None else runtime_reproducers():
+        workload = REPRO_PREFIX + path.stem
+        pte, inputs, expected = capture(path)
+        lowered = Outcome(workload, "vulkan", "", ok=True, program_bytes=len(pte))
+        bundle = Bundle(workload, inputs, expected, {"vulkan": pte}, {"vulkan": lowered}, toolchain())
+        saved.append(bundle.save(folder))
+    return saved
+
+
+def judge_native(expected: str, output: str, outputs: list[Any] | None) -> tuple[bool, str]:
+    """``(reproduced, line)`` of one C++ runner run: its stdout and stderr, and its outputs if it ran.
+
+    The reproducers' own judgement, for a runner that is not their Python: a failure line holding the
+    ``Expected:`` text, or, for a program that runs, a NaN output (``error: output is NaN (k of n
+    values)``, the line ``run_*`` reproducers print).
+    """
+    import numpy as np
+
+    text = output
+    if outputs is not None:
+        floats = [np.asarray(o) for o in outputs if np.asarray(o).dtype.kind == "f"]
+        nan = sum(int(np.isnan(o).sum()) for o in floats)
+        total = sum(o.size for o in floats)
+        text += "\n" + (f"error: output is NaN ({nan} of {total} values)" if nan
+                        else "no error: ran")
+    return bool(expected) and expected in text, _telling_line(text, expected)
+
+
+def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] | None = None,
+               timeout: float = 300) -> ReproRecord:
+    """Run each runtime reproducer's saved bundle (``export_bundles``) with the C++ runner.
+
+    Each run is its own ``pte_runner`` process (an abort ends only it). The record's ``python`` is
+    the runner's path and ``build`` names the libraries beside it.
+    """
+    import numpy as np
+
+    from vkbench.execution.bundle import Bundle
+    from vkbench.execution.runners import SCALAR_TYPES, runner_environment
+
+    libraries = sorted(p.name for p in Path(runner_path).parent.glob("*.so"))
+    record = ReproRecord(machine, dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ"), str(runner_path),
+                         {"runner": "pte_runner (C++)", "libraries": libraries},
+                         device.vulkan_devices().get("devices", []))
+    for path in paths if paths is not None else runtime_reproducers():
+        expected = docstring_line(path, "Expected")
+        bundle = Bundle.load(folder, REPRO_PREFIX + path.stem)
+        if bundle is None or "vulkan" not in bundle.programs:
+            record.runs[path.stem] = ReproRun(-1, False, expected, f"no saved bundle in {folder}", 0.0)
+            continue
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as work:
+            program = Path(work) / "program.pte"
+            program.write_bytes(bundle.programs["vulkan"])
+            for index, array in enumerate(bundle.inputs):
+                (Path(work) / f"input_{index}.bin").write_bytes(np.ascontiguousarray(array).tobytes())
+            try:
+                done = subprocess.run([str(runner_path), str(program), "--io", work, "1"],
+                                      capture_output=True, text=True, timeout=timeout,
+                                      env=runner_environment(Path(runner_path)))
+                rc, output = done.returncode, done.stdout + done.stderr
+            except subprocess.TimeoutExpired:
+                rc, output = -1, f"timeout after {timeout:.0f}s"
+            outputs = None
+            line = next((ln for ln in reversed(output.splitlines()) if ln.startswith("{")), "")
+            if line and json.loads(line).get("ok"):
+                outputs = [np.fromfile(Path(work) / f"output_{o['index']}.bin",
+                                       dtype=SCALAR_TYPES.get(o["dtype"], "uint8"))
+                           for o in json.loads(line)["outputs"]]
+        reproduced, telling = judge_native(expected, output, outputs)
+        record.runs[path.stem] = ReproRun(rc, reproduced, expected, telling,
+                                          round(time.perf_counter() - start, 1))
     return record

@@ -17,15 +17,18 @@ arrays, times in seconds), or raise :class:`RunFailed` with the stage
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,21 +118,50 @@ class PythonRunner:
         import torch
 
         stage = "load"
-        try:
-            start = time.perf_counter()
-            method = load_method(pte)
-            load_s = time.perf_counter() - start
-            stage = "execute"
-            if loaded is not None:
-                loaded()
-            args = [torch.from_numpy(a.copy()) for a in inputs]
-            start = time.perf_counter()
-            outputs = [o.numpy() for o in method.execute(args) if hasattr(o, "numpy")]
-            first_s = time.perf_counter() - start
-            times = time_calls(lambda: method.execute(args))
-        except Exception as error:  # noqa: BLE001 - the runner reports, the caller records
-            raise RunFailed(stage, typed_error_line(error)) from error
+        with logged_stderr() as log:
+            try:
+                start = time.perf_counter()
+                method = load_method(pte)
+                load_s = time.perf_counter() - start
+                stage = "execute"
+                if loaded is not None:
+                    loaded()
+                args = [torch.from_numpy(a.copy()) for a in inputs]
+                start = time.perf_counter()
+                outputs = [o.numpy() for o in method.execute(args) if hasattr(o, "numpy")]
+                first_s = time.perf_counter() - start
+                times = time_calls(lambda: method.execute(args))
+            except Exception as error:  # noqa: BLE001 - the runner reports, the caller records
+                raise RunFailed(stage, named_error(typed_error_line(error), log())) from error
         return Execution(outputs, load_s, first_s, times)
+
+
+@contextlib.contextmanager
+def logged_stderr() -> Iterator[Callable[[], str]]:
+    """Keep what this process writes to file descriptor 2 (the C++ runtime's log) while it runs,
+    passing it on to the real stderr afterwards; yields a function returning what was written so far.
+
+    ExecuTorch's Python runtime raises ``RuntimeError: Failed to load method ...``; the reason (a
+    ``VK_CHECK``'s file, line and condition) is only in its log.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 2)
+
+        def written() -> str:
+            sys.stderr.flush()
+            sink.seek(0)
+            return sink.read().decode(errors="replace")
+
+        try:
+            yield written
+        finally:
+            text = written()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sys.stderr.write(text)
+            sys.stderr.flush()
 
 
 def load_method(pte: bytes, name: str = "forward") -> Any:
@@ -290,11 +322,9 @@ def invoke_runner(
     line with ``ok: false`` all come back as a failed stage, never raised:
     ``execute`` once the runner said it loaded the method (:data:`LOADED`), else ``load``.
     """
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
     try:
         result = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
-                                env=env)
+                                env=runner_environment(runner))
     except subprocess.TimeoutExpired as expired:
         out = expired.stdout or ""
         loaded = LOADED in (out.decode(errors="replace") if isinstance(out, bytes) else out)
@@ -303,8 +333,38 @@ def invoke_runner(
     if line is None:
         tail = [ln for ln in result.stderr.splitlines() if ln.strip()]
         stage = "execute" if LOADED in result.stdout else "load"
-        return {}, (stage, f"crash (exit {result.returncode}): {tail[-1] if tail else ''}")
+        said = runtime_error_line(result.stderr) or (tail[-1] if tail else "")
+        return {}, (stage, f"crash (exit {result.returncode}): {said}")
     data = json.loads(line)
     if not data.get("ok"):
-        return data, (data.get("stage", "execute"), data.get("error", ""))
+        return data, (data.get("stage", "execute"), named_error(data.get("error", ""), result.stderr))
     return data, None
+
+
+def runner_environment(runner: Path) -> dict[str, str]:
+    """This environment with the runner's folder (its libraries) first on ``LD_LIBRARY_PATH``."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(runner.parent), env.get("LD_LIBRARY_PATH")]))
+    return env
+
+
+#: An ExecuTorch log line at level Error or Fatal: ``E 00:00:00.001234 executorch:File.cpp:12] text``.
+_ET_ERROR = re.compile(r"^[EF] \d\d:\d\d:\d\d\.\d+ executorch:(\S+\] .*)$")
+#: Log lines that say only that something failed, not what: the line before them names it.
+_GENERIC = ("Failed to", "Method load failed", "Init failed for backend", "Error: 0x")
+
+
+def runtime_error_line(log: str) -> str:
+    """The runtime's own words for a failure, from what it logged (stderr): the first ExecuTorch error
+    line that names a cause (a ``VK_CHECK``'s file, line and condition, a missing operator), else the
+    first error line, else "" (nothing logged)."""
+    lines = [m.group(1).strip() for m in map(_ET_ERROR.match, log.splitlines()) if m]
+    telling = [ln for ln in lines if not any(word in ln.split("] ", 1)[-1] for word in _GENERIC)]
+    return (telling or lines or [""])[0][:400]
+
+
+def named_error(error: str, log: str) -> str:
+    """``error`` (what the caller saw: ``Method load failed: error 20``) with the runtime's own line
+    from ``log`` after it, when it logged one that ``error`` does not already hold."""
+    line = runtime_error_line(log)
+    return f"{error}: {line}" if line and line not in error else error

@@ -1,0 +1,184 @@
+"""Runtime fingerprints and classes, the runtime's own error lines, and the reproducers on the C++ runner.
+
+Cheap: small synthetic git repos and build folders in tmp, fake runtime logs; no build, no Vulkan.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vkbench.commits import runtime_fingerprint as rf
+from vkbench.commits.fingerprint import Inputs
+from vkbench.execution import repros, runners
+
+BASES = {"1.4": "1.4.1", "1.5": "1.5.1"}
+
+
+def base_for(version: str | None) -> str:
+    return BASES[".".join((version or "1.5").split(".")[:2])]
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip()
+
+
+def commit(repo: Path, message: str, files: dict[str, str], gitlink: str | None = None) -> str:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    if gitlink is not None:
+        (repo / "third-party" / "volk").mkdir(parents=True, exist_ok=True)  # an unpopulated submodule
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{gitlink},third-party/volk")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+GLSL = "backends/vulkan/runtime/graph/ops/glsl"
+INPUTS = Inputs(rf.TIER, ["backends/vulkan/runtime/Foo.cpp", "runtime/core/error.h",
+                          rf.SUBMODULE + "third-party/volk"], [GLSL], "test", "")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    repo = tmp_path / "executorch"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    pin_a, pin_b = "a" * 40, "b" * 40
+    hashes = [
+        commit(repo, "start", {"version.txt": "1.5.0a0\n", "backends/vulkan/runtime/Foo.cpp": "1",
+                               "runtime/core/error.h": "1", f"{GLSL}/add.glsl": "1", "docs/x.md": "1"},
+               gitlink=pin_a),
+        commit(repo, "docs only (#1)", {"docs/x.md": "2"}),
+        commit(repo, "a Python file no build reads (#2)", {"backends/vulkan/op_registry.py": "2"}),
+        commit(repo, "a runtime source (#3)", {"backends/vulkan/runtime/Foo.cpp": "2"}),
+        commit(repo, "a new shader (#4)", {f"{GLSL}/mul.glsl": "1"}),
+        commit(repo, "bump volk (#5)", {}, gitlink=pin_b),
+        commit(repo, "a core header (#6)", {"runtime/core/error.h": "2"}),
+        commit(repo, "release branch cut", {"version.txt": "1.4.0\n"}),
+    ]
+    return repo, hashes
+
+
+def test_a_runtime_class_is_a_run_of_identical_build_inputs(repo: tuple[Path, list[str]]) -> None:
+    path, hashes = repo
+    found = rf.runtime_classes(path / ".git", hashes[-1], INPUTS, base_for)
+    firsts = [c.first for c in found.classes]
+    # docs and a file the build does not read stay in the first class
+    assert firsts == [hashes[0], hashes[3], hashes[4], hashes[5], hashes[6], hashes[7]]
+    assert found.classes[0].commits == hashes[:3]
+    changed = {c.first: c.changed for c in found.classes[1:]}
+    assert changed[hashes[3]] == ["backends/vulkan/runtime/Foo.cpp"]
+    assert changed[hashes[4]] == [rf.DIRECTORY + GLSL]  # an added shader changes the listed directory
+    assert changed[hashes[5]] == [rf.SUBMODULE + "third-party/volk"]
+    assert changed[hashes[6]] == ["runtime/core/error.h"]
+    assert changed[hashes[7]] == ["base wheel 1.5.1 -> 1.4.1"]
+    assert found.classes[1].pull_request == "3" and found.tier == rf.TIER
+
+
+def test_a_submodule_reads_as_the_commit_it_pins(repo: tuple[Path, list[str]]) -> None:
+    path, hashes = repo
+    prints = rf.runtime_fingerprints(path / ".git", [hashes[0], hashes[5]], INPUTS, base_for)
+    assert prints[0].blobs[rf.SUBMODULE + "third-party/volk"] == "a" * 40
+    assert prints[1].blobs[rf.SUBMODULE + "third-party/volk"] == "b" * 40
+
+
+def test_inputs_come_from_the_build_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout, wheel = tmp_path / "et", tmp_path / "site" / "executorch"
+    for name in ("backends/vulkan/runtime/Foo.cpp", "backends/vulkan/runtime/Foo.h", "runtime/core/error.h",
+                 "third-party/volk/volk.h", f"{GLSL}/add.glsl", "backends/vulkan/CMakeLists.txt"):
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_text("x")
+    (checkout / ".gitmodules").write_text('[submodule "volk"]\n\tpath = third-party/volk\n')
+    (wheel / "include").mkdir(parents=True)
+    build = tmp_path / "build"
+    cmake = build / "cmake"
+    cmake.mkdir(parents=True)
+    link = build / "root" / "executorch"
+    link.parent.mkdir()
+    link.symlink_to(checkout)  # the full build compiles through a link named executorch
+    (cmake / "build.ninja").write_text(
+        "build build.ninja: RERUN_CMAKE | /usr/share/cmake/X.cmake "
+        f"{checkout}/backends/vulkan/CMakeLists.txt\n"
+        "  pool = console\n"
+        "build spv.cpp: CUSTOM_COMMAND x\n"
+        f"  COMMAND = cd /x && python {link}/backends/vulkan/runtime/gen_vulkan_spv.py --glsl-path "
+        f"{link}/{GLSL}/ --output-path /x\n")
+    answers = {
+        "deps": ("obj.o: #deps 4, deps mtime 1 (VALID)\n"
+                 "    ../root/executorch/backends/vulkan/runtime/Foo.cpp\n"
+                 "    ../root/executorch/backends/vulkan/runtime/Foo.h\n"
+                 "    ../root/executorch/runtime/core/error.h\n"
+                 "    ../root/executorch/third-party/volk/volk.h\n"
+                 f"    {wheel}/include/executorch/runtime/platform/log.h\n"
+                 "    /usr/include/c++/12/vector\n    schema/include/schema_generated.h\n\n"),
+        "inputs": f"{link}/{GLSL}/add.glsl\n{wheel}/lib/libexecutorch.so\n{cmake}/spv.cpp\n",
+    }
+    monkeypatch.setattr(rf, "_ninja", lambda cmake_dir, tool, what, *rest: answers[what])
+    found, counts = rf.inputs_from_build(cmake, checkout, wheel)
+    assert found.files == ["backends/vulkan/CMakeLists.txt", "backends/vulkan/runtime/Foo.cpp",
+                           "backends/vulkan/runtime/Foo.h", f"{GLSL}/add.glsl", "runtime/core/error.h",
+                           rf.SUBMODULE + "third-party/volk"]
+    assert found.dirs == [GLSL]
+    assert counts == {"file": 5, "submodule": 1, "wheel": 2, "build": 2, "system": 2, "dirs": 1}
+
+
+LOAD_LOG = """\
+I 00:00:00.001 executorch:VulkanBackend.cpp:100] Vulkan device: llvmpipe
+E 00:00:00.002 executorch:VecUtils.h:367] Exception raised from make_ivec2: (ints.size() == 2) is false!
+E 00:00:00.003 executorch:method.cpp:118] Init failed for backend VulkanBackend: 0x1
+E 00:00:00.004 executorch:pybindings.cpp:99] Failed to load method forward, error: 0x1
+"""
+
+
+def test_a_load_failure_carries_the_runtimes_own_line() -> None:
+    line = runners.runtime_error_line(LOAD_LOG)
+    assert line.startswith("VecUtils.h:367] Exception raised from make_ivec2")
+    named = runners.named_error("Method load failed: error 1", LOAD_LOG)
+    assert named == f"Method load failed: error 1: {line}"
+    generic = "E 00:00:00.1 executorch:method.cpp:1] Init failed for backend VulkanBackend: 0x14\n"
+    assert runners.runtime_error_line(generic).startswith("method.cpp:1] Init failed")  # the only one
+    assert runners.named_error("Method load failed: error 20", "no log") == "Method load failed: error 20"
+
+
+def test_the_python_runner_keeps_what_the_runtime_logs() -> None:
+    with runners.logged_stderr() as log:
+        os.write(2, b"E 00:00:01.0 executorch:Value.h:262] isTensorRef is false!\n")
+        assert "isTensorRef" in log()
+
+
+def test_the_native_reproducer_judgement() -> None:
+    assert repros.judge_native("make_ivec2", LOAD_LOG, None)[0]
+    reproduced, line = repros.judge_native("error: output is NaN", "{}", [np.array([np.nan, 1.0], "float32")])
+    assert reproduced and line == "error: output is NaN (1 of 2 values)"
+    reproduced, line = repros.judge_native("error: output is NaN", "{}", [np.ones(3, "float32")])
+    assert not reproduced and line == "no error: ran"
+
+
+def test_every_runtime_row_with_a_reproducer_is_exported() -> None:
+    names = {path.stem for path in repros.runtime_reproducers()}
+    assert {"load_make_ivec2", "load_missing_logical_not", "run_unet_step_garbage"} <= names
+    assert not any(name.startswith(("export_", "to_edge_", "preprocess_", "partition_")) for name in names)
+
+
+def test_a_reproducer_is_captured_where_it_loads(tmp_path: Path) -> None:
+    """The reproducer's own export and lowering; the program it would load, with inputs and eager."""
+    pytest.importorskip("executorch")
+    path = repros.REPRO / "load_layer_norm_no_weight.py"
+    saved = repros.export_bundles(tmp_path, [path])
+    from vkbench.execution.bundle import Bundle
+
+    bundle = Bundle.load(tmp_path, "repro/load_layer_norm_no_weight")
+    assert saved == [tmp_path / "repro__load_layer_norm_no_weight"] and bundle is not None
+    assert bundle.programs["vulkan"][4:8] == b"ET12" and bundle.inputs and bundle.expected
+    assert sys.modules.get("executorch.runtime") is not None
