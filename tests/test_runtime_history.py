@@ -182,3 +182,55 @@ def test_a_reproducer_is_captured_where_it_loads(tmp_path: Path) -> None:
     assert saved == [tmp_path / "repro__load_layer_norm_no_weight"] and bundle is not None
     assert bundle.programs["vulkan"][4:8] == b"ET12" and bundle.inputs and bundle.expected
     assert sys.modules.get("executorch.runtime") is not None
+
+
+def _ladder_file(path: Path) -> Path:
+    import json
+
+    from vkbench.suite import catalogue
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    probes, runner = ["'probe/mha_cross'", "'probe/mish'", "'probe/elu'"], ["'native'"]
+    path.write_text(json.dumps({
+        "commit_hash": "a9ed1dc2" + "0" * 32, "env_name": "existing-py3.12", "date": 1, "version": 2,
+        "result_columns": ["result", "params"],
+        "results": {catalogue.PROBE_LADDER.name: [[3.0, 0.0, 4.0], [probes, runner]]}}))
+    return path
+
+
+def test_the_ladder_keeps_the_runtimes_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logged where the ladder records its outcomes, stored for the ladder point it explains."""
+    from vkbench.results import ladder
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.failure_log import LOG_SETTING
+    from vkbench.suite import catalogue
+
+    log = tmp_path / "failures.jsonl"
+    monkeypatch.setenv(LOG_SETTING, str(log))
+    ladder.note_outcome("probe/mha_cross", "vulkan", "native", "load",
+                        "Method load failed: error 1: Value.h:262] (isTensorRef()) is false!")
+    ladder.note_outcome("probe/mish", "vulkan", "python", "runtime", "no runtime here")  # not tried: no line
+    result = _ladder_file(tmp_path / "results" / "m" / "a9ed1dc2-existing-py3.12.json")
+    (result.parent / "machine.json").write_text('{"machine": "m", "version": 1}')
+    records = read_dir(tmp_path / "results").files
+    assert ladder.stamp_failures(records, log) == [result]
+    reasons = ladder.stop_reasons(read_dir(tmp_path / "results"))
+    assert reasons == {"probe/mha_cross": {"m (native)": ladder.Failure(
+        "load", "Method load failed: error 1: Value.h:262] (isTensorRef()) is false!")}}
+    assert read_dir(tmp_path / "results").files[0].sidecar.failures[
+        (catalogue.PROBE_LADDER.name, ("probe/mha_cross", "native"))].stage == "load"
+
+
+def test_outcomes_of_a_run_give_the_same_reasons(tmp_path: Path) -> None:
+    from vkbench.results import ladder
+    from vkbench.results.asv_files import read_dir
+
+    _ladder_file(tmp_path / "m" / "a9ed1dc2-existing-py3.12.json")
+    (tmp_path / "m" / "machine.json").write_text('{"machine": "m", "version": 1}')
+    logged = ladder.logged_outcomes([
+        {"workload": "probe/mha_cross", "backend": "vulkan", "runner": "native", "ok": False, "stage": "load",
+         "error": "Method load failed: error 1: Value.h:262] isTensorRef"},
+        {"workload": "probe/mish", "backend": "vulkan", "runner": "native", "ok": True, "stage": ""}])
+    failures = ladder.ladder_failures(read_dir(tmp_path).files[0], logged)
+    assert [(params, failure.stage) for _, params, failure in failures] == [(("probe/mha_cross", "native"),
+                                                                            "load")]

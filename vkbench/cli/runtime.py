@@ -117,6 +117,12 @@ def add_parser(sub: Subparsers) -> None:
     add_format_options(classes)
     classes.set_defaults(run=_classes)
 
+    reasons = actions.add_parser("stamp-reasons", help="store the runtime's error lines of `runtime run "
+                                                       "--out` outcomes for the ladder points they explain")
+    reasons.add_argument("outcomes", type=Path, nargs="+", help="`vkbench runtime run --out` files")
+    reasons.add_argument("--results", type=Path, required=True, help="asv results of one machine")
+    reasons.set_defaults(run=_stamp_reasons)
+
     build = actions.add_parser("build-runner", help="compile pte_runner against an ExecuTorch install")
     build.add_argument("out", type=Path, help="folder for the runner and its libraries")
     build.add_argument("libs", nargs="+", metavar="LIB",
@@ -308,4 +314,20 @@ def _classes(args: argparse.Namespace) -> int:
         ["class", "first", "commits", "base", "inputs changed", "subject"], rows))
     print(f"{sum(len(c.commits) for c in found.classes)} commits in {len(found.classes)} runtime classes; "
           f"written to {path}")
+    return 0
+
+
+def _stamp_reasons(args: argparse.Namespace) -> int:
+    from vkbench.results import sidecar
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.ladder import ladder_failures, logged_outcomes
+
+    logged = {}
+    for path in args.outcomes:
+        logged.update(logged_outcomes(json.loads(path.read_text())["outcomes"]))
+    for record in read_dir(args.results).files:
+        failures = ladder_failures(record, logged)
+        if failures:
+            sidecar.merge(record.path, failures=failures)
+            print(f"{sidecar.path_for(record.path)}: {len(failures)} ladder points keep their reason")
     return 0

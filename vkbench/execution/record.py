@@ -15,6 +15,7 @@ from typing import Any
 from vkbench.execution.bundle import MISSING
 from vkbench.execution.measure import measure_isolated, unready
 from vkbench.execution.outcome import Outcome
+from vkbench.results.ladder import note_outcome
 
 
 def key(workload: str, backend: str, runner_name: str) -> str:
@@ -33,6 +34,8 @@ def record(workloads: Sequence[str], backends: Sequence[str], runners: Sequence[
                 else skipped.values())
         for outcome in runs:
             outcomes[key(workload, outcome.backend, outcome.runner)] = outcome.to_json()
+            if not outcome.ok:  # the reason beside asv's value (a rung says where, not why)
+                note_outcome(workload, outcome.backend, outcome.runner, outcome.stage, outcome.error)
     return {"outcomes": outcomes}
 
 

@@ -4,11 +4,23 @@ A ladder benchmark (params: entry or ``probe/<name>`` x runner) stores the rungs
 0 = its output matches eager PyTorch ... 4 = it did not lower. Execution writes these values
 (:mod:`vkbench.execution.outcome`); the bug list and the runtime page read them; this module is the
 one place that knows both the rung names and the encoding.
+
+A point that stops short of "matches" keeps why, as a lowering's failed point does: the runtime's own
+error line (``VecUtils.h:367 make_ivec2: (ints.size() == 2) is false!``, not only "load failed") is
+logged by the benchmark process (:func:`note_outcome`, the suite's failure log, kind
+:data:`RUNTIME_KIND`) and stored in the result file's sidecar for the ladder point it explains
+(:func:`ladder_failures`, :func:`stamp_failures`); :func:`stop_reasons` reads them back.
 """
 
 from __future__ import annotations
 
-from vkbench.results.model import ResultSet
+from collections.abc import Iterable
+from pathlib import Path
+
+from vkbench.results import sidecar
+from vkbench.results.failure_key import normalize_error
+from vkbench.results.failure_log import WorkloadFailures, note_failure, read_failure_log
+from vkbench.results.model import Failure, Params, ResultFile, ResultSet
 from vkbench.suite import catalogue
 
 #: The rungs, in order: what an outcome's ``reached`` can be (``""``: not even lowered).
@@ -33,4 +45,80 @@ def rungs_reached(releases: ResultSet) -> dict[str, dict[str, str]]:
                 if point.value is not None:
                     entry, runner = point.params
                     found.setdefault(entry, {})[f"{record.machine} ({runner})"] = rung_name(point.value)
+    return found
+
+
+#: The failure log's kind for a runtime outcome that stopped short (workload ``entry|backend|runner``).
+RUNTIME_KIND = "runtime"
+#: Stages where nothing was tried (no runner here, no saved program): not a rung, not logged.
+_NOT_TRIED = ("runtime", "missing")
+
+
+def outcome_key(workload: str, backend: str, runner: str) -> str:
+    return f"{workload}|{backend}|{runner}"
+
+
+def note_outcome(workload: str, backend: str, runner: str, stage: str, error: str) -> None:
+    """Log why one runtime combination stopped short (called where the ladder records its outcomes)."""
+    if stage and stage not in _NOT_TRIED:
+        note_failure(RUNTIME_KIND, outcome_key(workload, backend, runner), stage, error)
+
+
+def ladder_failures(record: ResultFile, logged: WorkloadFailures,
+                    backend: str = "vulkan") -> list[tuple[str, Params, Failure]]:
+    """``(benchmark, params, failure)`` for each ladder point of ``record`` that stopped short of
+    "matches" and whose runtime failure the log holds (the ladders run on ``backend``)."""
+    out = []
+    for benchmark in LADDERS:
+        for point in record.points(benchmark.name):
+            if point.value is None or point.value == 0 or len(point.params) != 2:
+                continue
+            entry, runner = point.params
+            failure = logged.get((RUNTIME_KIND, outcome_key(entry, backend, runner)))
+            if failure is not None:
+                out.append((benchmark.name, point.params, failure))
+    return out
+
+
+def stamp_failures(records: Iterable[ResultFile], log: Path) -> list[Path]:
+    """Store the runtime failures of the failure log ``log`` in the sidecars of ``records`` (the
+    result files a run wrote); the files whose sidecar gained a line."""
+    found = read_failure_log(log)
+    stamped = []
+    for record in records:
+        logged: WorkloadFailures = {}
+        for (commit, env), failures in found.items():
+            if commit in ("", record.commit) and env in ("", record.env_name):
+                logged.update(failures)
+        failures = ladder_failures(record, logged)
+        if failures:
+            sidecar.merge(record.path, failures=failures)
+            stamped.append(record.path)
+    return stamped
+
+
+def logged_outcomes(outcomes: Iterable[dict]) -> WorkloadFailures:
+    """The failure-log form of outcome JSON (``vkbench runtime run --out``'s ``outcomes``): the same
+    runs' reasons when the run's own log is gone (a record made before the ladder logged them)."""
+    logged: WorkloadFailures = {}
+    for outcome in outcomes:
+        stage = str(outcome.get("stage") or "")
+        if not outcome.get("ok") and stage and stage not in _NOT_TRIED:
+            key = outcome_key(str(outcome["workload"]), str(outcome["backend"]), str(outcome["runner"]))
+            error = normalize_error(stage, str(outcome.get("error") or ""))
+            logged[(RUNTIME_KIND, key)] = Failure(stage, error)
+    return logged
+
+
+def stop_reasons(releases: ResultSet) -> dict[str, dict[str, Failure]]:
+    """``entry -> "machine (runner)" -> the stored failure`` of every ladder point that stopped short
+    and kept its reason (the runtime's error line, or the lowering's for a "not lowered" point)."""
+    found: dict[str, dict[str, Failure]] = {}
+    for record in releases.files:
+        for benchmark in LADDERS:
+            for point in record.points(benchmark.name):
+                failure = record.sidecar.failures.get((benchmark.name, point.params))
+                if failure is not None and point.value:
+                    entry, runner = point.params
+                    found.setdefault(entry, {})[f"{record.machine} ({runner})"] = failure
     return found
