@@ -70,6 +70,7 @@ def test_counted_work_is_read_from_one_record_for_the_gate_sizes(load_benchmark,
     assert work.track_partition_events(str(tmp_path), 100, "total") == 40
     work.setup(str(tmp_path), 50, "is_node_supported")
     assert work.track_partition_events(str(tmp_path), 50, "is_node_supported") == 2
-    common.record_path(str(tmp_path), "work-200").write_text(json.dumps({"200": {"error": "counting failed"}}))
+    failed = {"200": {"error": "counting failed"}}
+    common.record_path(str(tmp_path), "work-200").write_text(json.dumps(failed))
     with pytest.raises(RuntimeError, match="counting failed"):
         work.setup(str(tmp_path), 200, "total")
