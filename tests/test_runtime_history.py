@@ -163,6 +163,9 @@ def test_the_native_reproducer_judgement() -> None:
     assert reproduced and line == "error: output is NaN (1 of 2 values)"
     reproduced, line = repros.judge_native("error: output is NaN", "{}", [np.ones(3, "float32")])
     assert not reproduced and line == "no error: ran"
+    ones = [np.ones(4, "float32")]
+    line = repros.judge_native("error: output is NaN", "{}", [np.zeros(4, "float32")], ones)[1]
+    assert line == "no error: ran, max abs diff 1, SNR 0.0 dB"  # wrong, not NaN (the H200's GroupNorm)
 
 
 def test_every_runtime_row_with_a_reproducer_is_exported() -> None:

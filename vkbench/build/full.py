@@ -383,7 +383,11 @@ def build(options: FullBuild) -> int:
     The record (``options.record``) is written in every case, failure
     included, so asv's build log and the record say the same thing.
     """
-    options = dataclasses.replace(options, out=options.out.absolute())
+    # cmake and the shader generator run in other folders: every path they get must be absolute
+    options = dataclasses.replace(
+        options, out=options.out.absolute(),
+        build_dir=options.build_dir.absolute() if options.build_dir else None,
+        glslc_cache=options.glslc_cache.absolute() if options.glslc_cache else None)
     checkout = options.checkout.resolve()
     start = time.monotonic()
     record: dict = {
@@ -415,7 +419,7 @@ def build(options: FullBuild) -> int:
             record["python"] = str(python)
             record["check"] = verify(python)
             return _done(record, options, start)
-        glslc = Path(options.glslc) if options.glslc else ensure_glslc(options.glslc_cache)
+        glslc = (Path(options.glslc) if options.glslc else ensure_glslc(options.glslc_cache)).absolute()
         record["glslc"] = f"{glslc} ({glslc_version(glslc)})"
         log(f"glslc: {record['glslc']}")
         lib = build_overlay(options, checkout, glslc)

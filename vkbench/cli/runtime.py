@@ -120,7 +120,8 @@ def add_parser(sub: Subparsers) -> None:
     reasons = actions.add_parser("stamp-reasons", help="store the runtime's error lines of `runtime run "
                                                        "--out` outcomes for the ladder points they explain")
     reasons.add_argument("outcomes", type=Path, nargs="+", help="`vkbench runtime run --out` files")
-    reasons.add_argument("--results", type=Path, required=True, help="asv results of one machine")
+    reasons.add_argument("--results", type=Path, required=True, help="asv results folder (results/releases)")
+    reasons.add_argument("--machine", required=True, help="the machine the outcomes were measured on")
     reasons.set_defaults(run=_stamp_reasons)
 
     build = actions.add_parser("build-runner", help="compile pte_runner against an ExecuTorch install")
@@ -326,7 +327,7 @@ def _stamp_reasons(args: argparse.Namespace) -> int:
     for path in args.outcomes:
         logged.update(logged_outcomes(json.loads(path.read_text())["outcomes"]))
     for record in read_dir(args.results).files:
-        failures = ladder_failures(record, logged)
+        failures = ladder_failures(record, logged) if record.machine == args.machine else []
         if failures:
             sidecar.merge(record.path, failures=failures)
             print(f"{sidecar.path_for(record.path)}: {len(failures)} ladder points keep their reason")

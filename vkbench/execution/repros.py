@@ -164,7 +164,8 @@ def export_bundles(folder: Path, paths: list[Path] | None = None) -> list[Path]:
     return saved
 
 
-def judge_native(expected: str, output: str, outputs: list[Any] | None) -> tuple[bool, str]:
+def judge_native(expected: str, output: str, outputs: list[Any] | None,
+                 eager: list[Any] | None = None) -> tuple[bool, str]:
     """``(reproduced, line)`` of one C++ runner run: its stdout and stderr, and its outputs if it ran.
 
     The reproducers' own judgement, for a runner that is not their Python: a failure line holding the
@@ -173,13 +174,26 @@ def judge_native(expected: str, output: str, outputs: list[Any] | None) -> tuple
     """
     import numpy as np
 
-    text = output
+    lines = []
+    for line in output.splitlines():  # the runner's JSON failure line, as the reproducers print theirs
+        said = json.loads(line) if line.startswith("{") and line.rstrip().endswith("}") else None
+        lines.append(f"error: {said.get('stage')}: {said.get('error')}" if said and not said.get("ok")
+                     else line)
+    text = "\n".join(lines)
     if outputs is not None:
         floats = [np.asarray(o) for o in outputs if np.asarray(o).dtype.kind == "f"]
         nan = sum(int(np.isnan(o).sum()) for o in floats)
         total = sum(o.size for o in floats)
-        text += "\n" + (f"error: output is NaN ({nan} of {total} values)" if nan
-                        else "no error: ran")
+        ran = "no error: ran"
+        if not nan and eager is not None:
+            from vkbench.execution.outcome import compare
+
+            try:
+                diff, snr, _ = compare(outputs, eager)
+                ran += f", max abs diff {diff:.3g}" + (f", SNR {snr:.1f} dB" if snr is not None else "")
+            except ValueError as error:
+                ran += f" ({error})"
+        text += "\n" + (f"error: output is NaN ({nan} of {total} values)" if nan else ran)
     return bool(expected) and expected in text, _telling_line(text, expected)
 
 
@@ -224,7 +238,7 @@ def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] 
                 outputs = [np.fromfile(Path(work) / f"output_{o['index']}.bin",
                                        dtype=SCALAR_TYPES.get(o["dtype"], "uint8"))
                            for o in json.loads(line)["outputs"]]
-        reproduced, telling = judge_native(expected, output, outputs)
+        reproduced, telling = judge_native(expected, output, outputs, bundle.expected)
         record.runs[path.stem] = ReproRun(rc, reproduced, expected, telling,
                                           round(time.perf_counter() - start, 1))
     return record
