@@ -311,9 +311,10 @@ def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
 def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``make_offline`` reads the results root once into one :class:`SiteData`, computes the changes
-    table once, and hands that one object to every page: with the results root moved away as soon as
+    table (as events) once, and hands that one object to every page: with the results root moved away as soon as
     it is read, every page comes out byte for byte as it does when it stays."""
     import vkbench.results.changes as changes_module
+    import vkbench.results.events as events_module
     import vkbench.site as site
     from vkbench.site import load
 
@@ -339,7 +340,7 @@ def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
         return call
 
     monkeypatch.setattr(changes_module, "changes", counted("changes", changes_module.changes))
-    monkeypatch.setattr(load, "changes", counted("changes", load.changes))
+    monkeypatch.setattr(events_module, "changes", counted("changes", events_module.changes))
     monkeypatch.setattr(load, "read_recorded", counted("read_recorded", load.read_recorded))
     real_load = site.load_site_data
 

@@ -63,4 +63,4 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     return SiteData(recorded, table, bugs, release_names(recorded.ledger), rows,
                     policy_latency_tables(recorded.root / POLICY_LATENCY_FOLDER), sets, sites,
                     links(sites, changes=len(table.changes), coverage_sets=len(sets), runtime_rows=len(rows),
-                          bugs=len(bugs)))
+                          bugs=len(bugs), events=len(table.events)))

@@ -53,13 +53,13 @@ def asv_sites(html_root: Path) -> list[AsvSite]:
 
 
 def links(sites: list[AsvSite], *, changes: int, coverage_sets: int, runtime_rows: int,
-          bugs: int) -> list[Link]:
+          bugs: int, events: int = 0) -> list[Link]:
     """The navigation: the asv sites, then the changes, coverage, runtime and bug pages with their counts."""
     found = [Link(f"{site.name}/index.html", site.name, f"{ABOUT.get(site.name, '')} "
                   f"({site.benchmarks} benchmarks, {site.commits} commits)") for site in sites]
     return found + [
-        Link("changes.html", "Changes", "every step of a recorded count, on the commit that caused it "
-             f"({plural(changes, 'step')})"),
+        Link("changes.html", "Changes", "one event per commit: what stepped, why, whether it was confirmed "
+             f"({plural(events, 'event')}, {plural(changes, 'step')})"),
         Link("coverage.html", "Coverage", "probe/policy × CPU op × partitioner reason, per commit "
              f"({plural(coverage_sets, 'commit')})"),
         Link("runtime.html", "Vulkan runtime", "Many(n) step limits, execute time, µs per dispatch "
