@@ -237,3 +237,43 @@ def test_outcomes_of_a_run_give_the_same_reasons(tmp_path: Path) -> None:
     failures = ladder.ladder_failures(read_dir(tmp_path).files[0], logged)
     assert [(params, failure.stage) for _, params, failure in failures] == [(("probe/mha_cross", "native"),
                                                                             "load")]
+
+
+def test_an_asv_run_of_the_runtime_tier_stores_the_error_lines(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recording` stamps a ladder point that stopped short with the line its benchmark logged, as it
+    stamps a lowering failure: no `runtime stamp-reasons` afterwards. Real asv 0.6 files in tmp."""
+    import time
+
+    from asv_json import write_result
+
+    from vkbench.results import ladder
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.model import Provenance
+    from vkbench.results.recording import recording
+    from vkbench.suite import catalogue
+
+    root, commit_hash = tmp_path / "results", "c" * 40
+    probes, runners_ = ["'probe/mha_cross'", "'probe/mish'", "'probe/elu'"], ["'native'", "'python'"]
+    error = "Method load failed: error 1: Value.h:262] (isTensorRef()) is false!"
+    with recording(root, Provenance(tier="runtime", bench_pattern="bench_runtime")) as env:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+        monkeypatch.setenv("ASV_COMMIT", commit_hash)
+        monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
+        for runner in ("native", "python"):  # what execution.record logs for each outcome short of matches
+            ladder.note_outcome("probe/mha_cross", "vulkan", runner, "load", error + "\nsecond line")
+        ladder.note_outcome("probe/elu", "vulkan", "native", "lower", "nothing delegated to Vulkan")
+        ladder.note_outcome("probe/mish", "vulkan", "python", "runtime", "no runtime here")  # not tried
+        row = [[3.0, 3.0, 0.0, None, 4.0, 4.0], [probes, runners_], "v1",
+               int(time.time() * 1000), 1.0]
+        write_result(root, commit_hash, 1, {catalogue.PROBE_LADDER.name: row}, machine="lavapipe-test")
+    record = read_dir(root).files[0]
+    assert record.tier == "runtime"
+    stored = {params: (f.stage, f.error) for (name, params), f in record.sidecar.failures.items()
+              if name == catalogue.PROBE_LADDER.name}
+    assert stored == {("probe/mha_cross", "native"): ("load", error),
+                      ("probe/mha_cross", "python"): ("load", error),
+                      ("probe/elu", "native"): ("lower", "nothing delegated to Vulkan")}
+    assert ladder.stop_reasons(read_dir(root))["probe/mha_cross"] == {
+        "lavapipe-test (native)": ladder.Failure("load", error),
+        "lavapipe-test (python)": ladder.Failure("load", error)}

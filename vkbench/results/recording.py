@@ -13,7 +13,10 @@ environment asv ran.
 A failed workload fails every benchmark of its module that reads it, so a
 reason logged for workload ``w`` of kind ``probe`` is stored for each point
 of a ``bench_probes`` benchmark whose first parameter is ``w`` and that has
-no value (or, for ``ProbeFailure``, the value 1).
+no value (or, for ``ProbeFailure``, the value 1). A runtime ladder point (kind ``runtime``, workload
+``entry|backend|runner``) that stopped short of "matches" keeps the runtime's own error line the same
+way (:func:`vkbench.results.ladder.ladder_failures`), so an asv run of the runtime tier stores it with
+no later ``vkbench runtime stamp-reasons``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from vkbench.results.failure_log import (
     read_inputs_log,
     read_suite_log,
 )
+from vkbench.results.ladder import ladder_failures
 from vkbench.results.model import Failure, Params, Provenance, ResultFile
 from vkbench.suite import catalogue
 
@@ -149,7 +153,8 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
                                    provenance.bench_pattern, since_ms)
         if not written:
             continue  # changed, but not by this run
-        sidecar.merge(path, provenance, failures_for(record, _matching(log, record, {})),
+        logged = _matching(log, record, {})
+        sidecar.merge(path, provenance, failures_for(record, logged) + ladder_failures(record, logged),
                       _matching(reads or {}, record, set()), written, _matching(cpu or {}, record, {}),
                       _matching(suite_reads or {}, record, {}))
         if per_file is not None:
