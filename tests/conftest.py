@@ -40,7 +40,7 @@ LONGEST_FIRST = (
     "test_bugs.py",  # 180 s: every reproducer run in one interpreter
     "test_delegation_info.py",  # 110 s: every probe lowered, one fast entry
     "test_execution.py",  # 115 s: the C++ runner built from the wheel; a policy bundle, three backends
-    "test_partition_work.py",  # 60 s: three counting children
+    "test_partition_work.py",  # 40 s: two counting children
     "test_site.py",  # 75 s
     "test_dashboard.py",  # 70 s
 )

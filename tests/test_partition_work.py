@@ -10,6 +10,7 @@ the partitions found equal an ordinary timed partition's.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -31,25 +32,28 @@ def _count_with_parent_seed(seed: str, blocks: int) -> dict:
             f"print(json.dumps(count_partition_work({blocks})[{blocks}]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONHASHSEED": seed})
-    import json
-
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_two_processes_with_other_hash_seeds_count_exactly_the_same() -> None:
-    first = _count_with_parent_seed("1", 20)
-    second = _count_with_parent_seed("2", 20)
+@pytest.fixture(scope="module")
+def two_counts() -> tuple[dict, dict]:
+    """``Blocks(20)`` counted twice, by parents with other hash seeds (two fresh children)."""
+    return _count_with_parent_seed("1", 20), _count_with_parent_seed("2", 20)
+
+
+def test_two_processes_with_other_hash_seeds_count_exactly_the_same(two_counts: tuple[dict, dict]) -> None:
+    first, second = two_counts
     assert first["events"] == second["events"]
     assert set(first["events"]) == {*PHASES, "other", "total"} >= set(WORK_PHASES)
     assert first["events"]["total"] == sum(v for k, v in first["events"].items() if k != "total")
     assert all(first["events"][phase] > 0 for phase in PHASES)
 
 
-def test_count_finds_the_partitions_a_timed_partition_finds() -> None:
+def test_count_finds_the_partitions_a_timed_partition_finds(two_counts: tuple[dict, dict]) -> None:
     from vkbench.core.lowering import timed_partition
     from vkbench.workloads.scaling import blocks_edge_program
 
-    counted = partition_work.count_partition_work(20)[20]
+    counted = two_counts[0]
     partitions, _ = timed_partition(copy.deepcopy(blocks_edge_program(20)))
     assert counted["partitions"] == partitions > 0
     assert counted["counted"] == partition_work.EVENTS_COUNTED
