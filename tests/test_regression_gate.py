@@ -255,3 +255,27 @@ def test_publish_builds_the_site(gate: dict) -> None:
     assert (html / "index.html").exists()
     graphs = list((html / "graphs").rglob("bench_partition.PartitionScaling.time_partition.json"))
     assert graphs, sorted(p.name for p in html.iterdir())
+
+
+def test_confirmation_measures_both_sides_again_and_stores_the_verdict(gate: dict) -> None:
+    """``vkbench history confirm``'s run on the gate repo: the drop's ``mish`` step reproduces exactly."""
+    from vkbench.results import confirmations
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.changes import changes
+    from vkbench.runs.confirm import confirm
+
+    results = gate["tmp"] / "results"
+    stored = confirmations.path_for(results)
+    table = changes(read_dir(results), None, confirmations.read(stored))
+    steps = [step for step in table.steps_to_confirm()
+             if step.key.benchmark.endswith("ProbeCoverage.track_cpu_ops") and step.key.param == "mish"]
+    assert [(step.before, step.after) for step in steps] == [(1, 2)], table.steps_to_confirm()
+    env = {"HOME": str(gate["tmp"] / "home"), "VKBENCH_AOT_SMOKE": "", "VKBENCH_BASE_PYTHON": sys.executable}
+    done = confirm(results, gate["repo"], gate["config"], MACHINE, steps, env=env)
+    assert [(c.measured_before, c.measured_after, c.reproduced) for c in done] == [(1, 2, True)]
+    assert done[0].suite and done[0].suite.startswith("suite-") and done[0].machine == MACHINE
+    again = changes(read_dir(results), None, confirmations.read(stored))
+    row = next(c for c in again.changes
+               if c.benchmark.endswith("ProbeCoverage.track_cpu_ops") and c.param == "mish")
+    assert row.confirmed is True
+    assert confirm(results, gate["repo"], gate["config"], MACHINE, steps, env=env) == []  # stored: not again
