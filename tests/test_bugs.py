@@ -389,3 +389,54 @@ def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):
         if row.repro and repro_runs.needs_vulkan(ROOT / row.repro):
             seen = {m: run for m, run in row.repro_runs.items() if m in {r.machine for r in records}}
             assert seen and all(run["reproduced"] for run in seen.values()), (row.id, row.repro_runs)
+
+
+def test_a_stored_error_line_names_every_load_failure(tmp_path):
+    """The ladder's stored runtime line puts a stuck entry on the row whose pattern finds it, or on a
+    row of its own; only an entry with no stored line is left "not recorded"."""
+    from vkbench.results import sidecar
+    from vkbench.results.model import Failure
+    from vkbench.suite import catalogue
+
+    entries = ["'x/conv'", "'x/odd'", "'x/silent'", "'x/fine'"]
+    path = tmp_path / "releases" / "lavapipe-test" / "a9ed1dc2-existing-py3.12.json"
+    path.parent.mkdir(parents=True)
+    (path.parent / "machine.json").write_text('{"machine": "lavapipe-test", "version": 1}')
+    path.write_text(json.dumps({
+        "commit_hash": "a9ed1dc2" + "0" * 32, "env_name": "existing-py3.12", "date": 1, "version": 2,
+        "result_columns": ["result", "params"],
+        "results": {catalogue.VLA_LADDER.name: [[3.0, 3.0, 3.0, 0.0], [entries, ["'native'"]]]}}))
+    ivec2 = ("Exception raised from make_ivec2 at ../backends/vulkan/runtime/utils/VecUtils.h:370: "
+             "(ints.size() == 2) is false!")
+    sidecar.merge(path, failures=[
+        (catalogue.VLA_LADDER.name, ("x/conv", "native"), Failure("load", ivec2)),
+        (catalogue.VLA_LADDER.name, ("x/odd", "native"), Failure("load", "Foo.cpp:1: something new"))])
+    by_id = {row.id: row for row in bug_rows(tmp_path)}
+    assert "x/conv" in by_id["load_make_ivec2"].entries  # another line number: the pattern still finds it
+    assert by_id["load_make_ivec2"].error_lines["x/conv"] == {"lavapipe-test (native)": f"load: {ivec2}"}
+    new = by_id["load_unclassified_1"]
+    assert (new.entries, new.owner) == (["x/odd"], bugs.NOT_CLASSIFIED)
+    assert new.error == "load: Foo.cpp:1: something new"
+    assert by_id["load_unrecorded"].entries == ["x/silent"]
+
+
+def test_a_program_that_runs_but_misses_eager_logs_its_distance(tmp_path, monkeypatch):
+    """A finite output far from eager is a ladder point short of "matches": its line is its distance."""
+    from vkbench.execution import record as execution_record
+    from vkbench.execution.outcome import Outcome
+    from vkbench.results import ladder
+    from vkbench.results.failure_log import LOG_SETTING, read_failure_log
+
+    log = tmp_path / "failures.jsonl"
+    monkeypatch.setenv(LOG_SETTING, str(log))
+    ran = Outcome("probe/group_norm_3d", "vulkan", "native", ok=True, max_abs_diff=3.18, snr_db=0.0)
+    nan = Outcome("probe/group_norm_3d", "vulkan", "python").fail("compare", "non-finite output")
+    monkeypatch.setattr(execution_record, "unready", lambda *_: {})
+    monkeypatch.setattr(execution_record, "measure_isolated", lambda *_: [ran, nan])
+    execution_record.record(["probe/group_norm_3d"], ["vulkan"], ["native", "python"])
+    logged = {key: (f.stage, f.error) for found in read_failure_log(log).values() for key, f in found.items()}
+    distance = "output not eager's: max abs diff 3.18, SNR 0.0 dB"
+    assert logged == {("runtime", "probe/group_norm_3d|vulkan|native"): ("compare", distance),
+                      ("runtime", "probe/group_norm_3d|vulkan|python"): ("compare", "non-finite output")}
+    assert ladder.logged_outcomes([ran.to_json()]) == {
+        ("runtime", "probe/group_norm_3d|vulkan|native"): ladder.Failure("compare", distance)}

@@ -20,12 +20,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from vkbench.results.ladder import LADDER
+from vkbench.results.ladder import LADDER, MATCH_SNR_DB
 
 #: Version of :meth:`Outcome.to_json`'s form.
 SCHEMA = 1
-#: Signal-to-noise ratio (dB) of the runtime output against eager from which it "matches".
-MATCH_SNR_DB = 40.0
 #: The stage a failure at each rung is recorded under (anything else failed before lowering ended).
 _RUNG_OF_STAGE = {"load": "lowered", "execute": "loads", "compare": "runs"}
 

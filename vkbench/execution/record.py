@@ -15,7 +15,7 @@ from typing import Any
 from vkbench.execution.bundle import MISSING
 from vkbench.execution.measure import measure_isolated, unready
 from vkbench.execution.outcome import Outcome
-from vkbench.results.ladder import note_outcome
+from vkbench.results.ladder import MISMATCH_STAGE, mismatch_line, note_outcome
 
 
 def key(workload: str, backend: str, runner_name: str) -> str:
@@ -36,6 +36,9 @@ def record(workloads: Sequence[str], backends: Sequence[str], runners: Sequence[
             outcomes[key(workload, outcome.backend, outcome.runner)] = outcome.to_json()
             if not outcome.ok:  # the reason beside asv's value (a rung says where, not why)
                 note_outcome(workload, outcome.backend, outcome.runner, outcome.stage, outcome.error)
+            elif outcome.runner and outcome.reached == "runs":  # ran, finite, but not eager's output
+                note_outcome(workload, outcome.backend, outcome.runner, MISMATCH_STAGE,
+                             mismatch_line(outcome.max_abs_diff, outcome.snr_db))
     return {"outcomes": outcomes}
 
 

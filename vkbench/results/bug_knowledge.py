@@ -51,7 +51,9 @@ class Bug:
     ``pattern`` is searched (case-sensitive) in a recorded block, written ``stage: Type: message``;
     ``only`` limits it to some entries (a ``GuardOnDataDependentSymNode`` names no code location, so
     export rows name the entries whose traceback was read). ``recorded`` lists, for a runtime row,
-    the entries whose error line ``docs/runtime.md`` records. ``repro`` is ``repro/<id>.py`` for a
+    the entries whose error line ``docs/runtime.md`` records; a runtime row's ``pattern`` is searched in
+    the runtime error line the ladder stored (:func:`vkbench.results.ladder.stop_reasons`), so an
+    entry that stops with that line joins the row without being listed. ``repro`` is ``repro/<id>.py`` for a
     row with a reproducer, and ``needs`` what it needs to run (the stage's default unless stated).
     """
 
@@ -116,8 +118,8 @@ def _problem(entry: dict[str, Any]) -> str | None:
         return f"history {history!r} is not 'fails' or 'whole'"
     if history and not entry.get("probe"):
         return "a 'history' needs a 'probe'"
-    if stage in RUNTIME_STAGES and (entry.get("pattern") or entry.get("only")):
-        return "a runtime row names its entries in 'recorded', not by 'pattern'/'only'"
+    if stage in RUNTIME_STAGES and entry.get("only"):
+        return "a runtime row names its entries in 'recorded' (and its 'pattern'), not by 'only'"
     if stage in LOWERING_STAGES and entry.get("recorded"):
         return "a lowering row finds its entries by 'pattern', not 'recorded'"
     try:

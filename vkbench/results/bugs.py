@@ -11,8 +11,11 @@ What does not change with the data is written once, in ``bugs.toml`` (read by
   ``blocked_with_allowed`` for what blocks them after that), matched by each row's ``pattern``;
 * the coverage a workaround reaches (an entry's rewrite, or the entry itself with the op let through);
 * the entries a runtime failure stops, checked against the ladder (``results/releases``: an entry
-  listed for a load error must stop at load there); an entry the ladder stops at load that no row
-  names lands in the knowledge's ``unrecorded_load`` row;
+  listed for a load error must stop at load there), plus each entry whose stored runtime error line
+  (:func:`~vkbench.results.ladder.stop_reasons`) the row's ``pattern`` finds; every runtime row carries
+  the stored lines of its entries and its probe (``error_lines``). An entry the ladder stops at load
+  that no row claims gets a row of its own keyed by its stored line (owner ``not classified``), or,
+  where no line was stored, lands in the knowledge's ``unrecorded_load`` row;
 * ``first_bad``/``fixed_in``, from the probe's per-commit record (:mod:`vkbench.results.probe_history`).
 
 A blocked entry that matches no row gets a row of its own, keyed by its stage and failure key
@@ -39,12 +42,14 @@ from vkbench.results.bug_knowledge import (
     knowledge,
 )
 from vkbench.results.failure_key import block_key
-from vkbench.results.ladder import rungs_reached
+from vkbench.results.ladder import rungs_reached, stop_reasons
+from vkbench.results.model import Failure
 from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
 from vkbench.results.records import Recorded, read_recorded
 from vkbench.results.repro_runs import ReproRecord
 
 Rungs = dict[str, dict[str, str]]  #: entry -> "machine (runner)" -> rung reached
+Reasons = dict[str, dict[str, Failure]]  #: entry -> "machine (runner)" -> the stored runtime failure
 
 
 @dataclass
@@ -69,6 +74,8 @@ class BugRow:
     probe_rungs: dict[str, str] = field(default_factory=dict)
     #: Per machine record (``results/bugs/repro-runs-*.json``): did the reproducer show it, and the line.
     repro_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Entry (or ``probe/<name>``) -> "machine (runner)" -> the runtime's error line the ladder stored.
+    error_lines: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def upstream(self) -> bool:
@@ -81,7 +88,8 @@ class BugRow:
                 "entries": self.entries, "probe": self.probe, "repro": self.repro,
                 "first_bad": self.first_bad, "fixed_in": self.fixed_in, "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
-                "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs}
+                "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs,
+                "error_lines": self.error_lines}
 
 
 # -- the survey's blocks ------------------------------------------------------------------------------
@@ -120,6 +128,17 @@ def _stops_at_load(rungs: dict[str, str]) -> bool:
     return bool(rungs) and all(rung == "lowered" for rung in rungs.values())
 
 
+def _stored_match(bug: Bug, reasons: dict[str, Failure]) -> bool:
+    """Does the runtime row's pattern find a line the ladder stored for the entry, at the row's stage?"""
+    return bool(bug.pattern) and any(failure.stage == bug.stage and re.search(bug.pattern, failure.error)
+                                     for failure in reasons.values())
+
+
+def _error_lines(workloads: list[str], reasons: Reasons) -> dict[str, dict[str, str]]:
+    return {w: {where: f"{f.stage}: {f.error}" for where, f in sorted(reasons[w].items())}
+            for w in workloads if reasons.get(w)}
+
+
 def _still_stops(stage: str, rungs: dict[str, str]) -> bool:
     """Whether the ladder still stops an entry where a runtime row says (True when it holds no rung)."""
     if not rungs:
@@ -138,12 +157,16 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
     known = knowledge()
     policy = {row["entry"]: row for row in (recorded.survey.rows if recorded.survey else [])}
     rungs = rungs_reached(recorded.releases)
+    reasons = stop_reasons(recorded.releases)
+    stuck = sorted(e for e, r in rungs.items() if not e.startswith("probe/") and _stops_at_load(r))
     rows: list[BugRow] = []
     claimed: set[str] = set()
     unmatched = {entry: blocks for entry, row in policy.items() if (blocks := _blocks(row))}
     for bug in known.bugs:
         if bug.stage in RUNTIME_STAGES:
             entries = [e for e in bug.recorded if _still_stops(bug.stage, rungs.get(e, {}))]
+            entries += [e for e in stuck if e not in claimed and e not in entries
+                        and _stored_match(bug, reasons.get(e, {}))]
             claimed.update(entries)
             what_if: list[dict[str, Any]] = []
         else:
@@ -153,11 +176,18 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
                 unmatched[entry] = [b for b in unmatched.get(entry, []) if not _matches(bug, entry, b)]
             lowered_with_op = [e for e in entries if policy[e].get("status") == "lowered"]
             what_if = [_coverage(policy.get(e), e) for e in (*bug.workarounds, *lowered_with_op)]
-        rows.append(_row(bug, entries, what_if, rungs, recorded))
-    stuck = sorted(e for e, r in rungs.items() if not e.startswith("probe/") and _stops_at_load(r)
-                   and e not in claimed)
-    if stuck:
-        rows.append(_row(known.unrecorded_load, stuck, [], rungs, recorded))
+        rows.append(_row(bug, entries, what_if, rungs, recorded, reasons))
+    stored: dict[tuple[str, str], list[str]] = {}
+    for entry in (e for e in stuck if e not in claimed and reasons.get(e)):
+        failure = reasons[entry][min(reasons[entry])]
+        stored.setdefault((failure.stage, failure.error), []).append(entry)
+    for index, ((stage, error), entries) in enumerate(sorted(stored.items()), start=1):
+        rows.append(BugRow(f"load_unclassified_{index}", "load", f"{stage}: {error}", NOT_CLASSIFIED, entries,
+                           "", "", note="no runtime row of vkbench/results/bugs.toml matches this stored "
+                                        "error line yet", error_lines=_error_lines(entries, reasons)))
+    unrecorded = [e for e in stuck if e not in claimed and not reasons.get(e)]
+    if unrecorded:
+        rows.append(_row(known.unrecorded_load, unrecorded, [], rungs, recorded, reasons))
     groups: dict[tuple[str, str], list[str]] = {}
     for entry, blocks in unmatched.items():
         for block in blocks:
@@ -180,7 +210,7 @@ def _repro_runs(bug: Bug, runs: list[ReproRecord]) -> dict[str, dict[str, Any]]:
 
 
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Rungs,
-         recorded: Recorded) -> BugRow:
+         recorded: Recorded, reasons: Reasons) -> BugRow:
     first_bad = fixed_in = last_good = summary = ""
     if bug.probe and bug.history:
         first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
@@ -188,7 +218,9 @@ def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Run
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,
                   last_good, summary, bug.needs if bug.repro else "", bug.note, what_if,
                   dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {},
-                  _repro_runs(bug, recorded.repro_runs))
+                  _repro_runs(bug, recorded.repro_runs),
+                  _error_lines([*entries, f"probe/{bug.probe}"] if bug.probe else entries, reasons)
+                  if bug.stage in RUNTIME_STAGES else {})
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:

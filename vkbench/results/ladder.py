@@ -58,6 +58,20 @@ def outcome_key(workload: str, backend: str, runner: str) -> str:
     return f"{workload}|{backend}|{runner}"
 
 
+#: SNR (dB) against eager from which an output matches (what ``vkbench.execution.outcome`` reads).
+MATCH_SNR_DB = 40.0
+#: The stage a program that ran but missed eager is logged under (a NaN output fails there too).
+MISMATCH_STAGE = "compare"
+
+
+def mismatch_line(max_abs_diff: float | None, snr_db: float | None) -> str:
+    """Why a point that runs does not match: its distance from eager (finite, but SNR below 40 dB)."""
+    if snr_db is None:
+        return "no float output compared with eager"
+    diff = "?" if max_abs_diff is None else f"{max_abs_diff:.3g}"
+    return f"output not eager's: max abs diff {diff}, SNR {snr_db:.1f} dB"
+
+
 def note_outcome(workload: str, backend: str, runner: str, stage: str, error: str) -> None:
     """Log why one runtime combination stopped short (called where the ladder records its outcomes)."""
     if stage and stage not in _NOT_TRIED:
@@ -103,7 +117,12 @@ def logged_outcomes(outcomes: Iterable[dict]) -> WorkloadFailures:
     logged: WorkloadFailures = {}
     for outcome in outcomes:
         stage = str(outcome.get("stage") or "")
-        if not outcome.get("ok") and stage and stage not in _NOT_TRIED:
+        snr = outcome.get("snr_db")
+        if outcome.get("ok") and outcome.get("runner") and (snr is None or snr < MATCH_SNR_DB):
+            key = outcome_key(str(outcome["workload"]), str(outcome["backend"]), str(outcome["runner"]))
+            line = mismatch_line(outcome.get("max_abs_diff"), snr)
+            logged[(RUNTIME_KIND, key)] = Failure(MISMATCH_STAGE, line)
+        elif not outcome.get("ok") and stage and stage not in _NOT_TRIED:
             key = outcome_key(str(outcome["workload"]), str(outcome["backend"]), str(outcome["runner"]))
             error = normalize_error(stage, str(outcome.get("error") or ""))
             logged[(RUNTIME_KIND, key)] = Failure(stage, error)
