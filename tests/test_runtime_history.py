@@ -159,13 +159,16 @@ def test_the_python_runner_keeps_what_the_runtime_logs() -> None:
 
 def test_the_native_reproducer_judgement() -> None:
     assert repros.judge_native("make_ivec2", LOAD_LOG, None)[0]
-    reproduced, line = repros.judge_native("error: output is NaN", "{}", [np.array([np.nan, 1.0], "float32")])
-    assert reproduced and line == "error: output is NaN (1 of 2 values)"
-    reproduced, line = repros.judge_native("error: output is NaN", "{}", [np.ones(3, "float32")])
+    wrong = "error: wrong output"  # run_unet_step_garbage's Expected: NaN on lavapipe, finite on NVIDIA
+    reproduced, line = repros.judge_native(wrong, "{}", [np.array([np.nan, 1.0], "float32")])
+    assert reproduced and line == "error: wrong output: NaN (1 of 2 values)"
+    reproduced, line = repros.judge_native(wrong, "{}", [np.ones(3, "float32")])
     assert not reproduced and line == "no error: ran"
     ones = [np.ones(4, "float32")]
-    line = repros.judge_native("error: output is NaN", "{}", [np.zeros(4, "float32")], ones)[1]
-    assert line == "no error: ran, max abs diff 1, SNR 0.0 dB"  # wrong, not NaN (the H200's GroupNorm)
+    reproduced, line = repros.judge_native(wrong, "{}", [np.zeros(4, "float32")], ones)
+    assert reproduced and line == "error: wrong output: max abs diff 1, SNR 0.0 dB"  # finite, as on NVIDIA
+    reproduced, line = repros.judge_native(wrong, "{}", [ones[0] + 1e-4], ones)
+    assert not reproduced and line.startswith("no error: ran, max abs diff 0.0001, SNR 80.0 dB")
 
 
 def test_every_runtime_row_with_a_reproducer_is_exported() -> None:
@@ -277,3 +280,28 @@ def test_an_asv_run_of_the_runtime_tier_stores_the_error_lines(tmp_path: Path,
     assert ladder.stop_reasons(read_dir(root))["probe/mha_cross"] == {
         "lavapipe-test (native)": ladder.Failure("load", error),
         "lavapipe-test (python)": ladder.Failure("load", error)}
+
+
+def test_history_classes_has_a_runtime_tier(repo: tuple[Path, list[str]], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture) -> None:
+    """`history classes --tier runtime` is `runtime classes`; the lowering tier keeps its options."""
+    import json
+
+    from vkbench.build import base_release
+    from vkbench.cli import main
+
+    path, hashes = repo
+    monkeypatch.setattr(base_release, "base_chooser", lambda: base_for)
+    common = ["--mirror", str(path / ".git"), hashes[-1], "--inputs", str(INPUTS.write(tmp_path / "in.json"))]
+    written = {}
+    for name, argv in (("history", ["history", "classes", "--tier", "runtime"]),
+                       ("runtime", ["runtime", "classes"])):
+        out = tmp_path / f"classes-{name}.json"
+        assert main([*argv, *common, "--out", str(out), "--json"]) == 0
+        written[name] = json.loads(out.read_text())
+    capsys.readouterr()
+    assert written["history"] == written["runtime"] and len(written["history"]["classes"]) == 6
+    assert main(["history", "classes", "--tier", "runtime", *common, "--out", str(tmp_path / "x.json"),
+                 "--unmeasured", str(tmp_path / "todo")]) == 2
+    assert "--unmeasured" in capsys.readouterr().err

@@ -4,7 +4,8 @@
 (by running it), ``history suite-inputs`` what each benchmark module's records
 read of vkbench itself (the files its benchmarks' asv version digests),
 ``history classes`` groups a range's first-parent commits
-into runs of identical lowering inputs, ``history bisect`` finds the class
+into runs of identical lowering inputs (``--tier runtime``: of identical runtime build
+inputs, what ``vkbench runtime classes`` does), ``history bisect`` finds the class
 where one benchmark's value steps, ``history confirm`` measures both sides of
 every unconfirmed step again, ``history bases`` stores where the release tags
 left main, and ``changes`` tells every step of the recorded counts as one event
@@ -62,8 +63,13 @@ def add_parser(sub: Subparsers) -> None:
     suite.add_argument("--out", type=Path, help="default: results/history/suite-inputs.json")
     suite.set_defaults(run=_suite_inputs)
 
-    classes = verbs.add_parser("classes", help="group a range's first-parent commits by lowering inputs")
+    classes = verbs.add_parser("classes", help="group a range's first-parent commits by lowering inputs "
+                                               "(--tier runtime: by runtime build inputs)")
     classes.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
+    classes.add_argument("--tier", choices=("lowering", "runtime"), default="lowering",
+                         help="whose inputs: the lowering's (default; --workloads picks the set) or a "
+                              "Vulkan runtime build's (results/history/inputs-runtime.json; as `vkbench "
+                              "runtime classes`)")
     classes.add_argument("--workloads", choices=WORKLOAD_SETS, default="gate")
     classes.add_argument("range", help="a git range, e.g. dbcf6ac7..cff6f4dd")
     classes.add_argument("--out", type=Path, help="default: results/history/classes-<workloads>.json")
@@ -281,6 +287,12 @@ def _suite_inputs(args: argparse.Namespace) -> int:
 
 
 def _classes(args: argparse.Namespace) -> int:
+    if args.tier == "runtime":
+        from vkbench.cli.runtime import classes_command
+
+        if args.unmeasured:
+            raise UsageError("--unmeasured lists lowering classes; the runtime tier has no daily run yet")
+        return classes_command(args)
     from vkbench.build.base_release import base_chooser
     from vkbench.commits.classes import classify
     from vkbench.commits.fingerprint import Inputs, widen

@@ -115,7 +115,7 @@ def add_parser(sub: Subparsers) -> None:
     classes.add_argument("--inputs", type=Path, help=f"default: {RUNTIME_INPUTS.relative_to(ROOT)}")
     classes.add_argument("--out", type=Path, help=f"default: {RUNTIME_CLASSES.relative_to(ROOT)}")
     add_format_options(classes)
-    classes.set_defaults(run=_classes)
+    classes.set_defaults(run=classes_command)
 
     reasons = actions.add_parser("stamp-reasons", help="store the runtime's error lines of `runtime run "
                                                        "--out` outcomes for the ladder points they explain")
@@ -292,7 +292,8 @@ def _inputs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _classes(args: argparse.Namespace) -> int:
+def classes_command(args: argparse.Namespace) -> int:
+    """``vkbench runtime classes`` and ``vkbench history classes --tier runtime``."""
     from vkbench.build.base_release import base_chooser
     from vkbench.cli.common import UsageError
     from vkbench.commits.fingerprint import Inputs

@@ -169,8 +169,9 @@ def judge_native(expected: str, output: str, outputs: list[Any] | None,
     """``(reproduced, line)`` of one C++ runner run: its stdout and stderr, and its outputs if it ran.
 
     The reproducers' own judgement, for a runner that is not their Python: a failure line holding the
-    ``Expected:`` text, or, for a program that runs, a NaN output (``error: output is NaN (k of n
-    values)``, the line ``run_*`` reproducers print).
+    ``Expected:`` text, or, for a program that runs, a wrong output, as ``run_*`` reproducers print it:
+    ``error: wrong output: NaN (k of n values)``, or ``error: wrong output: max abs diff D, SNR S dB``
+    where the signal-to-noise ratio against eager is below the ladder's 40 dB.
     """
     import numpy as np
 
@@ -186,14 +187,16 @@ def judge_native(expected: str, output: str, outputs: list[Any] | None,
         total = sum(o.size for o in floats)
         ran = "no error: ran"
         if not nan and eager is not None:
-            from vkbench.execution.outcome import compare
+            from vkbench.execution.outcome import MATCH_SNR_DB, compare
 
             try:
                 diff, snr, _ = compare(outputs, eager)
-                ran += f", max abs diff {diff:.3g}" + (f", SNR {snr:.1f} dB" if snr is not None else "")
+                distance = f"max abs diff {diff:.3g}" + (f", SNR {snr:.1f} dB" if snr is not None else "")
+                ran = (f"error: wrong output: {distance}" if snr is not None and snr < MATCH_SNR_DB
+                       else f"{ran}, {distance}")
             except ValueError as error:
                 ran += f" ({error})"
-        text += "\n" + (f"error: output is NaN ({nan} of {total} values)" if nan else ran)
+        text += "\n" + (f"error: wrong output: NaN ({nan} of {total} values)" if nan else ran)
     return bool(expected) and expected in text, _telling_line(text, expected)
 
 
