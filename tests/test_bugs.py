@@ -440,3 +440,27 @@ def test_a_program_that_runs_but_misses_eager_logs_its_distance(tmp_path, monkey
                       ("runtime", "probe/group_norm_3d|vulkan|python"): ("compare", "non-finite output")}
     assert ladder.logged_outcomes([ran.to_json()]) == {
         ("runtime", "probe/group_norm_3d|vulkan|native"): ladder.Failure("compare", distance)}
+
+
+def test_runtime_rows_are_dated_by_the_runtime_ladder_over_runtime_classes():
+    """Ends: "before <range start>" / "open at <newest>"; a step between neighbouring classes: the
+    class's first commit; between further commits: a range to bisect; no recorded commit: nothing."""
+    from vkbench.commits.classes import Classes, CommitClass
+    from vkbench.results.bugs import runtime_dates
+
+    base, c1, c2, c3, c4 = ("0" * 40, "1" * 40, "2" * 40, "3" * 40, "4" * 40)
+    classes = Classes("runtime", f"{base[:8]}..{c4[:8]}", [
+        CommitClass(c1, "d1", "1.4.1", [c1]), CommitClass(c2, "d2", "1.4.1", [c2, c3]),
+        CommitClass(c4, "d4", "1.5.1", [c4])])
+    lava = "lavapipe (native)"
+    stuck, runs = {lava: "lowered"}, {lava: "matches"}
+    ends = runtime_dates("load", {base: stuck, c4: stuck}, classes)
+    assert ends[:2] == ("before 00000000", "open at 44444444") and "2 of 2 recorded commits" in ends[2]
+    assert runtime_dates("load", {c4: stuck}, classes)[:2] == ("at or before 44444444", "open at 44444444")
+    assert runtime_dates("load", {c1: runs, c3: stuck, c4: runs}, classes)[:2] == ("22222222",  # its class
+                                                                                    "44444444")
+    assert runtime_dates("load", {base: runs, c4: stuck}, classes)[:2] == ("00000000..44444444 (bisect)",
+                                                                          "open at 44444444")
+    assert runtime_dates("load", {c4: {lava: "not lowered"}}, classes) == ("", "", "")  # says nothing
+    assert runtime_dates("run", {c4: {lava: "runs"}}, classes)[1] == "open at 44444444"
+    assert runtime_dates("load", {c4: stuck}, None) == ("", "", "")

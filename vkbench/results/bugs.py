@@ -16,7 +16,11 @@ What does not change with the data is written once, in ``bugs.toml`` (read by
   the stored lines of its entries and its probe (``error_lines``). An entry the ladder stops at load
   that no row claims gets a row of its own keyed by its stored line (owner ``not classified``), or,
   where no line was stored, lands in the knowledge's ``unrecorded_load`` row;
-* ``first_bad``/``fixed_in``, from the probe's per-commit record (:mod:`vkbench.results.probe_history`).
+* ``first_bad``/``fixed_in``, from the probe's per-commit record (:mod:`vkbench.results.probe_history`);
+  a runtime row left empty there is dated by its probe's runtime ladder in ``results/upstream``
+  (``ProbeLadder``, ordered by the runtime classes, ``results/history/classes-runtime.json``): "before
+  <range start>" / "open at <newest>" where the failure holds at an end, a class's first commit where
+  two recorded neighbouring classes differ, ``A..B (bisect)`` where recorded commits are further apart.
 
 A blocked entry that matches no row gets a row of its own, keyed by its stage and failure key
 (:mod:`vkbench.results.failure_key`, the key ``vkbench changes`` reads too; owner ``not classified``),
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vkbench.commits.classes import Classes, stored
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results.bug_knowledge import (
     LOWERING_STAGES,
@@ -42,7 +47,7 @@ from vkbench.results.bug_knowledge import (
     knowledge,
 )
 from vkbench.results.failure_key import block_key
-from vkbench.results.ladder import rungs_reached, stop_reasons
+from vkbench.results.ladder import probe_rungs_by_commit, rungs_reached, stop_reasons
 from vkbench.results.model import Failure
 from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
 from vkbench.results.records import Recorded, read_recorded
@@ -139,6 +144,52 @@ def _error_lines(workloads: list[str], reasons: Reasons) -> dict[str, dict[str, 
             for w in workloads if reasons.get(w)}
 
 
+#: Rungs past where a runtime row stops: a point there no longer shows the row's failure.
+_PAST = {"load": ("loads", "runs", "matches"), "run": ("matches",)}
+_STOP = {"load": "lowered", "run": "runs"}
+
+
+def runtime_dates(stage: str, by_commit: dict[str, dict[str, str]],
+                  classes: Classes | None) -> tuple[str, str, str]:
+    """``(first_bad, fixed_in, summary)`` of a runtime row from its probe's upstream ladder points.
+
+    A commit is bad where every recorded rung stops at the row's stage, good where every one is past
+    it; others (not lowered, machines disagreeing) say nothing. Commits go in runtime-class order; the
+    range's base (``A`` of ``A..B``) comes first."""
+    if classes is None or not by_commit:
+        return "", "", ""
+    base = classes.range.split("..")[0]
+    position = {c: i for i, k in enumerate(classes.classes) for c in k.commits}
+    points = []
+    for commit, rungs in by_commit.items():
+        index = -1 if commit.startswith(base) else position.get(commit)
+        bad = all(r == _STOP[stage] for r in rungs.values())
+        if index is not None and (bad or all(r in _PAST[stage] for r in rungs.values())):
+            points.append((index, commit, bad))
+    points.sort()
+    bad = [i for i, point in enumerate(points) if point[2]]
+    if not bad:
+        return "", "", f"runtime: past {stage} on the {len(points)} recorded commits" if points else ""
+
+    def step(before: tuple[int, str, bool], after: tuple[int, str, bool]) -> str:
+        if after[0] == before[0] + 1 and after[0] >= 0:
+            return classes.classes[after[0]].first[:8]
+        return f"{before[1][:8]}..{after[1][:8]} (bisect)"
+
+    last = bad[-1]
+    start = last
+    while start > 0 and points[start - 1][2]:
+        start -= 1
+    oldest = points[start][1]
+    first_bad = (step(points[start - 1], points[start]) if start > 0
+                 else f"before {base[:8]}" if oldest.startswith(base) else f"at or before {oldest[:8]}")
+    fixed_in = (step(points[last], points[last + 1]) if last + 1 < len(points)
+                else f"open at {points[last][1][:8]}")
+    machines = sorted({m for rungs in by_commit.values() for m in rungs})
+    return first_bad, fixed_in, (f"runtime ({', '.join(machines)}): stops at {stage} on {len(bad)} of "
+                                 f"{len(points)} recorded commits")
+
+
 def _still_stops(stage: str, rungs: dict[str, str]) -> bool:
     """Whether the ladder still stops an entry where a runtime row says (True when it holds no rung)."""
     if not rungs:
@@ -215,12 +266,25 @@ def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Run
     if bug.probe and bug.history:
         first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
                                                                 bug.history)
+    if bug.probe and bug.stage in RUNTIME_STAGES:
+        runtime_classes = _runtime_classes(recorded.root)
+        bad, fixed, said = runtime_dates(bug.stage, probe_rungs_by_commit(bug.probe, recorded.upstream),
+                                         runtime_classes)
+        first_bad, fixed_in = first_bad or bad, fixed_in or fixed
+        summary = "; ".join(part for part in (summary, said) if part)
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,
                   last_good, summary, bug.needs if bug.repro else "", bug.note, what_if,
                   dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {},
                   _repro_runs(bug, recorded.repro_runs),
                   _error_lines([*entries, f"probe/{bug.probe}"] if bug.probe else entries, reasons)
                   if bug.stage in RUNTIME_STAGES else {})
+
+
+def _runtime_classes(root: Path) -> Classes | None:
+    try:
+        return stored(root, "runtime")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:

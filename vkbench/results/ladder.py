@@ -48,6 +48,18 @@ def rungs_reached(releases: ResultSet) -> dict[str, dict[str, str]]:
     return found
 
 
+def probe_rungs_by_commit(probe: str, upstream: ResultSet) -> dict[str, dict[str, str]]:
+    """``commit -> "machine (runner)" -> rung`` of ``probe/<probe>`` on every upstream commit whose
+    ``ProbeLadder`` holds it (the runtime's history; n/a points left out)."""
+    found: dict[str, dict[str, str]] = {}
+    for record in upstream.files:
+        for point in record.points(catalogue.PROBE_LADDER.name):
+            if point.value is not None and len(point.params) == 2 and point.params[0] == f"probe/{probe}":
+                found.setdefault(record.commit, {})[f"{record.machine} ({point.params[1]})"] = rung_name(
+                    point.value)
+    return found
+
+
 #: The failure log's kind for a runtime outcome that stopped short (workload ``entry|backend|runner``).
 RUNTIME_KIND = "runtime"
 #: Stages where nothing was tried (no runner here, no saved program): not a rung, not logged.
