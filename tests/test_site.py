@@ -311,8 +311,8 @@ def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
 def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``make_offline`` reads the results root once into one :class:`SiteData`, computes the changes
-    table (as events) once, and hands that one object to every page: with the results root moved away as soon as
-    it is read, every page comes out byte for byte as it does when it stays."""
+    table (as events) once, and hands that one object to every page: with the results root moved
+    away as soon as it is read, every page comes out byte for byte as it does when it stays."""
     import vkbench.results.changes as changes_module
     import vkbench.results.events as events_module
     import vkbench.site as site
