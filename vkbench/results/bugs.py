@@ -79,7 +79,8 @@ class BugRow:
     probe_rungs: dict[str, str] = field(default_factory=dict)
     #: Per machine record (``results/bugs/repro-runs-*.json``): did the reproducer show it, and the line.
     repro_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Entry (or ``probe/<name>``) -> "machine (runner)" -> the runtime's error line the ladder stored.
+    #: Entry (or ``probe/<name>``) -> "machine (runner)" (`` at <commit>`` for upstream results) -> the
+    #: runtime's error line the ladder stored.
     error_lines: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
@@ -208,7 +209,9 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
     known = knowledge()
     policy = {row["entry"]: row for row in (recorded.survey.rows if recorded.survey else [])}
     rungs = rungs_reached(recorded.releases)
-    reasons = stop_reasons(recorded.releases)
+    reasons = stop_reasons(recorded.releases)  # what claims a stuck entry: the ladder of the releases
+    upstream = stop_reasons(recorded.upstream, at_commit=True)
+    lines = {entry: {**reasons.get(entry, {}), **upstream.get(entry, {})} for entry in {*reasons, *upstream}}
     stuck = sorted(e for e, r in rungs.items() if not e.startswith("probe/") and _stops_at_load(r))
     rows: list[BugRow] = []
     claimed: set[str] = set()
@@ -227,7 +230,7 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
                 unmatched[entry] = [b for b in unmatched.get(entry, []) if not _matches(bug, entry, b)]
             lowered_with_op = [e for e in entries if policy[e].get("status") == "lowered"]
             what_if = [_coverage(policy.get(e), e) for e in (*bug.workarounds, *lowered_with_op)]
-        rows.append(_row(bug, entries, what_if, rungs, recorded, reasons))
+        rows.append(_row(bug, entries, what_if, rungs, recorded, lines))
     stored: dict[tuple[str, str], list[str]] = {}
     for entry in (e for e in stuck if e not in claimed and reasons.get(e)):
         failure = reasons[entry][min(reasons[entry])]
@@ -235,10 +238,10 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
     for index, ((stage, error), entries) in enumerate(sorted(stored.items()), start=1):
         rows.append(BugRow(f"load_unclassified_{index}", "load", f"{stage}: {error}", NOT_CLASSIFIED, entries,
                            "", "", note="no runtime row of vkbench/results/bugs.toml matches this stored "
-                                        "error line yet", error_lines=_error_lines(entries, reasons)))
+                                        "error line yet", error_lines=_error_lines(entries, lines)))
     unrecorded = [e for e in stuck if e not in claimed and not reasons.get(e)]
     if unrecorded:
-        rows.append(_row(known.unrecorded_load, unrecorded, [], rungs, recorded, reasons))
+        rows.append(_row(known.unrecorded_load, unrecorded, [], rungs, recorded, lines))
     groups: dict[tuple[str, str], list[str]] = {}
     for entry, blocks in unmatched.items():
         for block in blocks:

@@ -141,9 +141,10 @@ def logged_outcomes(outcomes: Iterable[dict]) -> WorkloadFailures:
     return logged
 
 
-def stop_reasons(releases: ResultSet) -> dict[str, dict[str, Failure]]:
+def stop_reasons(releases: ResultSet, at_commit: bool = False) -> dict[str, dict[str, Failure]]:
     """``entry -> "machine (runner)" -> the stored failure`` of every ladder point that stopped short
-    and kept its reason (the runtime's error line, or the lowering's for a "not lowered" point)."""
+    and kept its reason (the runtime's error line, or the lowering's for a "not lowered" point);
+    ``at_commit`` adds `` at <commit>`` to the key (upstream results: one machine, many commits)."""
     found: dict[str, dict[str, Failure]] = {}
     for record in releases.files:
         for benchmark in LADDERS:
@@ -151,5 +152,6 @@ def stop_reasons(releases: ResultSet) -> dict[str, dict[str, Failure]]:
                 failure = record.sidecar.failures.get((benchmark.name, point.params))
                 if failure is not None and point.value:
                     entry, runner = point.params
-                    found.setdefault(entry, {})[f"{record.machine} ({runner})"] = failure
+                    where = f"{record.machine} ({runner})" + (f" at {record.commit[:8]}" if at_commit else "")
+                    found.setdefault(entry, {})[where] = failure
     return found

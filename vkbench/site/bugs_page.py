@@ -76,13 +76,18 @@ def _cells(row: BugRow) -> list[str]:
              if row.repro else "no reproducer")
     if row.repro_runs:
         repro += _list([_run(machine, run) for machine, run in row.repro_runs.items()])
+    error = html.escape(row.error)
+    stored = sorted({_URL.sub("", line) for found in row.error_lines.values() for line in found.values()})
+    if stored:  # the runtime's own lines, as the ladder stored them (entries and probe, every machine)
+        error += "<br><small>stored by the ladder:</small>" + _list(
+            [f"<code>{html.escape(line)}</code>" for line in stored])
     commits = (("first bad", row.first_bad), ("last good", row.last_good), ("fixed in", row.fixed_in))
     turns = [f"{label} {html.escape(commit)}" for label, commit in commits if commit]
     history = "<br>".join(turns) or "—"
     if row.history:
         history += f"<br><small>{html.escape(row.history)}</small>"
     return [f'<td class="id" id="{html.escape(row.id)}"><b>{html.escape(row.id)}</b>{html.escape(row.stage)}'
-            f"<br>{_owner(row.owner)}</td>", f"<td>{html.escape(row.error)}</td>", f"<td>{entries}</td>",
+            f"<br>{_owner(row.owner)}</td>", f"<td>{error}</td>", f"<td>{entries}</td>",
             f"<td>{probe}<br>{repro}</td>", f"<td>{history}</td>",
             f'<td class="note">{html.escape(row.note) or "—"}</td>']
 
