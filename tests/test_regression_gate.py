@@ -21,7 +21,7 @@ to a tmp copy of ``benchmarks/common.py``). Then:
 
 * ``asv continuous -f 1.02 base small`` on the counted work (``PartitionWork``) exits 1
   and names the ``is_node_supported`` phase and the ``total``, not torch.fx's
-  ``propose_partitions``; on the CPU-time track (``-f 1.4``) it exits 0: time cannot tell;
+  ``propose_partitions``; ``asv compare -f 1.4`` of the CPU-time track flags nothing: time cannot tell;
 * ``asv continuous base slow`` exits 1 and names ``time_partition``;
 * ``asv compare slow drop`` shows ``track_cpu_ops('mish')`` rising (``+``);
 * ``asv continuous base base`` exits 0;
@@ -217,9 +217,10 @@ def test_counted_work_flags_a_small_regression_time_cannot(gate: dict) -> None:
     flagged = {row[-1].split("(", 1)[1] for row in _changed_rows(done.stdout, ")")
                if "PartitionWork" in row[-1]}
     assert flagged == {"50, 'is_node_supported')", "50, 'total')"}, done.stdout[-3000:]
-    timed = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", r"PartitionScaling\.time_partition",
-                "-f", "1.4", "base", "small")
-    assert timed.returncode == 0, timed.stdout[-3000:]
+    timed = asv(gate["config"], "compare", "--machine", MACHINE, "-f", "1.4", "base", "small")  # recorded
+    time_row = "PartitionScaling.time_partition(50)"
+    assert timed.returncode == 0 and time_row in timed.stdout, timed.stdout[-3000:]
+    assert not _changed_rows(timed.stdout, time_row), timed.stdout[-3000:]
 
 
 def test_continuous_flags_the_slow_partitioner(gate: dict) -> None:
