@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from vkbench.results import failure_log
 from vkbench.results.asv_files import read_dir
-from vkbench.results.changes import OLDER, OLDER_SUITE_CHANGED, SAME, SUITE_CHANGED, changes
+from vkbench.results.changes import (
+    OLDER,
+    OLDER_SUITE_CHANGED,
+    SAME,
+    SUITE_CHANGED,
+    TIMING_NOT_CONFIRMED,
+    changes,
+)
 from vkbench.results.model import Provenance
 from vkbench.site.changes_page import render
 from vkbench.suite import catalogue, identity, measure
@@ -67,7 +75,7 @@ def test_the_measured_list_of_the_probes_holds_what_they_run_and_nothing_else() 
     """One probe's record, measured in a child process as `vkbench history suite-inputs` does."""
     found = measure.measure(["bench_probes"], subsets={"bench_probes": {"case": ["linear_f32"]}})
     probes = found.modules["bench_probes"]
-    assert probes.ran.startswith("6 points (0 skipped) of 6 benchmarks")
+    assert probes.ran.startswith("8 points (0 skipped) of 8 benchmarks")  # with ExecuTorch's two counts
     assert {"benchmarks/bench_probes.py", "benchmarks/common.py", "vkbench/core/lowering.py",
             "vkbench/workloads/probes.py", "vkbench/suite/identity.py"} <= set(probes.files)
     assert not [f for f in probes.files if f.startswith(("vkbench/site/", "vkbench/cli/", "vkbench/runs/"))]
@@ -138,12 +146,16 @@ def test_changes_never_compare_two_suites_and_count_what_they_leave_out(tmp_path
     assert left == {("elu", "3"): OLDER_SUITE_CHANGED,  # 1 -> 4: the provenance tells the suite changed
                     ("mish", "4"): SUITE_CHANGED,  # 2 -> 5: source hash against digest
                     ("mish", "6"): SUITE_CHANGED}  # 5 -> 1: two digests
-    assert table.left_out_counts() == {SUITE_CHANGED: 2, OLDER_SUITE_CHANGED: 1}
+    assert table.left_out_counts() == {SUITE_CHANGED: 2, OLDER_SUITE_CHANGED: 1, TIMING_NOT_CONFIRMED: 0}
     data = table.to_json()
-    assert data["left_out"] == {"suite changed": 2, "older suite changed": 1}
+    assert data["left_out"] == {"suite changed": 2, "older suite changed": 1, "timing not confirmed": 0}
     assert len(data["left_out_steps"]) == 3
     assert [c["suite"] for c in data["changes"]] == [SAME, OLDER]
-    page = render(table, None)
-    assert "1 upstream changes" in page and "1 rows recorded by an older suite" in page
-    assert "3 steps are left out" in page and "2 with differing versions, 1 older records" in page
-    assert "improvement (older suite: re-record to confirm)" in page
+    from vkbench.results.events import explain
+
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render(explain(read_dir(tmp_path / "results")), None)))
+    assert "2 events (0 regressing), 2 steps : 1 recorded by one suite on both sides" in text
+    assert "1 by an older suite" in text
+    assert "3 left out : 2 with differing suite versions, 1 older records" in text
+    assert "elu 4 → 2 44444444..55555555 (other) not yet" in text  # one suite: waits for its confirmation
+    assert "mish 3 → 2 11111111..22222222 (other) older suite: re-record" in text

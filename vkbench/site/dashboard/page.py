@@ -119,9 +119,9 @@ def share_section(survey: Survey | None) -> Section:
 
 
 #: vkbench's count, the one every share and CPU-node chart here uses.
-VKBENCH_SHARE = ("<b>vkbench's share</b>: <code>call_function</code> nodes of the lowered edge graph inside "
-                 "the Vulkan delegates over all of them; <code>getitem</code> and the delegate calls are "
-                 "plumbing, not computation, and are not counted.")
+OWN_SHARE_DEFINITION = ("<b>vkbench's share</b>: <code>call_function</code> nodes of the lowered edge graph "
+                        "inside the Vulkan delegates over all of them; <code>getitem</code> and the delegate "
+                        "calls are plumbing, not computation, and are not counted.")
 #: ExecuTorch's count, shown beside it where the record has it (what ExecuTorch's backend tester reports).
 EXECUTORCH_SHARE = ("<b>ExecuTorch's share</b>: <code>get_delegation_info</code>'s "
                     "<code>num_delegated_nodes</code> over <code>num_delegated_nodes</code> + "
@@ -132,7 +132,7 @@ EXECUTORCH_SHARE = ("<b>ExecuTorch's share</b>: <code>get_delegation_info</code>
 
 def share_definitions(entries: list[EntryShare]) -> str:
     """The two counts' one-line definitions; ExecuTorch's only when some entry's record has its numbers."""
-    lines = [VKBENCH_SHARE]
+    lines = [OWN_SHARE_DEFINITION]
     if any(entry.et_share is not None for entry in entries):
         lines.append(EXECUTORCH_SHARE)
     return "".join(f'<p class="note">{line}</p>' for line in lines)
