@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from vkbench import tables
-from vkbench.cli.common import Subparsers, UsageError, add_format_options
+from vkbench.cli.common import Subparsers, UsageError, add_format_options, print_classes
 from vkbench.paths import RESULTS_ROOT
 
 HISTORY = RESULTS_ROOT / "history"
@@ -318,16 +318,7 @@ def _classes(args: argparse.Namespace) -> int:
         args.unmeasured.write_text("".join(f"{commit}\n" for commit in todo))
         print(f"{len(todo)} of {len(found.classes)} classes not measured yet: {args.unmeasured}",
               file=sys.stderr)
-    if args.json:
-        print(json.dumps(found.to_json(), indent=1))
-        return 0
-    rows = [[i, c.first[:8], len(c.commits), c.base, ", ".join(c.changed[:3]) + (" ..." if len(c.changed) > 3
-                                                                                  else ""), c.subject[:60]]
-            for i, c in enumerate(found.classes)]
-    print((tables.markdown if args.markdown else tables.render)(
-        ["class", "first", "commits", "base", "inputs changed", "subject"], rows))
-    print(f"{sum(len(c.commits) for c in found.classes)} commits in {len(found.classes)} classes; "
-          f"written to {path}")
+    print_classes(found, path, args)
     return 0
 
 

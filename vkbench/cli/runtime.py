@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from vkbench import tables
-from vkbench.cli.common import Subparsers, add_format_options
+from vkbench.cli.common import Subparsers, add_format_options, print_classes
 from vkbench.execution.bundle import BACKENDS
 from vkbench.execution.runners import RUNNERS
 from vkbench.paths import RESULTS_ROOT, ROOT
@@ -306,16 +306,7 @@ def classes_command(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError) as error:
         raise UsageError(str(error)) from None
     path = found.write(args.out or RUNTIME_CLASSES)
-    if args.json:
-        print(json.dumps(found.to_json(), indent=1))
-        return 0
-    rows = [[i, c.first[:8], len(c.commits), c.base,
-             ", ".join(c.changed[:3]) + (" ..." if len(c.changed) > 3 else ""), c.subject[:60]]
-            for i, c in enumerate(found.classes)]
-    print((tables.markdown if args.markdown else tables.render)(
-        ["class", "first", "commits", "base", "inputs changed", "subject"], rows))
-    print(f"{sum(len(c.commits) for c in found.classes)} commits in {len(found.classes)} runtime classes; "
-          f"written to {path}")
+    print_classes(found, path, args, noun="runtime classes")
     return 0
 
 

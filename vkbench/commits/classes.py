@@ -131,10 +131,16 @@ def group(prints: Sequence[Fingerprint]) -> list[CommitClass]:
 
 
 def classify(git_dir: Path, revision_range: str, inputs: Inputs,
-             base_for: Callable[[str | None], str]) -> Classes:
-    """The classes of ``revision_range`` for ``inputs`` (:func:`.fingerprint.fingerprints`)."""
+             base_for: Callable[[str | None], str],
+             fingerprint: Callable[..., list[Fingerprint]] | None = None) -> Classes:
+    """The classes of ``revision_range`` for ``inputs``.
+
+    ``fingerprint(git_dir, commits, inputs, base_for)`` makes each commit's fingerprint: the
+    lowering's (:func:`.fingerprint.fingerprints`) unless another tier passes its own (the runtime's
+    reads its inputs' blobs the same way, plus submodules and directories).
+    """
     commits = first_parent(git_dir, revision_range)
-    classes = group(fingerprints(git_dir, commits, inputs, base_for))
+    classes = group((fingerprint or fingerprints)(git_dir, commits, inputs, base_for))
     found = messages(git_dir, [c.first for c in classes])
     for c in classes:
         c.subject, c.pull_request = found.get(c.first, ("", ""))

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vkbench.commits.classes import Classes, first_parent, group, messages
+from vkbench.commits.classes import Classes, classify
 from vkbench.commits.fingerprint import Fingerprint, GitObjects, Inputs
 
 #: The tier name the runtime inputs and classes are stored under.
@@ -182,9 +182,4 @@ def runtime_fingerprints(git_dir: Path, commits: Sequence[str], inputs: Inputs,
 def runtime_classes(git_dir: Path, revision_range: str, inputs: Inputs,
                     base_for: Callable[[str | None], str]) -> Classes:
     """The runtime classes of ``revision_range``'s first-parent commits."""
-    commits = first_parent(git_dir, revision_range)
-    classes = group(runtime_fingerprints(git_dir, commits, inputs, base_for))
-    found = messages(git_dir, [c.first for c in classes])
-    for c in classes:
-        c.subject, c.pull_request = found.get(c.first, ("", ""))
-    return Classes(TIER, revision_range, classes, inputs.measured_with)
+    return classify(git_dir, revision_range, inputs, base_for, fingerprint=runtime_fingerprints)
