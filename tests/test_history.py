@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from git_repos import base_for, git
 
 from vkbench.commits.classes import Classes, classify
 from vkbench.commits.fingerprint import GitObjects, Inputs, package_root, recorder, repo_paths
@@ -22,20 +22,8 @@ from vkbench.results.changes import changes
 from vkbench.results.model import Failure, Provenance
 from vkbench.suite import catalogue
 
-RELEASES = {"1.4": "1.4.1", "1.5": "1.5.1"}
 INPUTS = Inputs("probes", ["executorch/exir/a.py", "executorch/exir/b.py", "executorch/version.py"],
                 ["executorch/data/bin"], "1.5.1", "2.11.0")
-
-
-def base_for(version: str | None) -> str:
-    return RELEASES[".".join((version or "1.5").split(".")[:2])]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env=env).stdout.strip()
 
 
 def commit(repo: Path, message: str, files: dict[str, str]) -> str:

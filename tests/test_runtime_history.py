@@ -6,29 +6,16 @@ Cheap: small synthetic git repos and build folders in tmp, fake runtime logs; no
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from git_repos import base_for, git
 
 from vkbench.commits import runtime_fingerprint as rf
 from vkbench.commits.fingerprint import Inputs
 from vkbench.execution import repros, runners
-
-BASES = {"1.4": "1.4.1", "1.5": "1.5.1"}
-
-
-def base_for(version: str | None) -> str:
-    return BASES[".".join((version or "1.5").split(".")[:2])]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env=env).stdout.strip()
 
 
 def commit(repo: Path, message: str, files: dict[str, str], gitlink: str | None = None) -> str:
