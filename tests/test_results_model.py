@@ -250,6 +250,18 @@ def test_a_file_copied_in_during_a_run_is_not_stamped_with_it(results: Path) -> 
     assert not sidecar.path_for(path).exists() and read_file(path).tier is None
 
 
+def test_a_file_another_run_recorded_meanwhile_keeps_its_own_sidecar(results: Path) -> None:
+    """A re-recording lane copies a fresh result and its sidecar in while another run records
+    other commits: its rows started after that run began, but the sidecar is the lane's."""
+    path = results / "box" / "eeeeeeee-virtualenv-py3.12.json"
+    with recording(results, Provenance(tier="gate", bench_pattern="VLAPolicyLowering")):
+        asv_file(path, "e" * 40, probe_rows([1, 0], [0, 0], now_ms()))
+        sidecar.merge(path, Provenance(tier="gate", bench_pattern="lane's pattern"))
+    stored = read_file(path).sidecar
+    assert stored.provenance.bench_pattern == "lane's pattern"
+    assert "VLAPolicyLowering" not in json.dumps(stored.patterns)
+
+
 def test_a_stored_reason_reads_the_same_whatever_unbacked_symbols_torch_names():
     """relower_unbacked's error lists a set of symbols whose names and order change from run to run."""
     from vkbench.results.failure_key import normalize_error

@@ -50,8 +50,17 @@ from vkbench.suite import catalogue
 FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
 
 
-def _state(root: Path) -> dict[Path, tuple[float, int]]:
-    return {p: (p.stat().st_mtime, p.stat().st_size) for p in result_paths(root)}
+State = tuple[float, int, float | None]  #: a result file's mtime and size, and its sidecar's mtime
+
+
+def _state(root: Path) -> dict[Path, State]:
+    """Each result file's mtime and size, and its sidecar's mtime (``None`` when it has none)."""
+    out = {}
+    for path in result_paths(root):
+        side = sidecar.path_for(path)
+        out[path] = (path.stat().st_mtime, path.stat().st_size,
+                     side.stat().st_mtime if side.exists() else None)
+    return out
 
 
 Started = dict[Path, dict[str, tuple[int | None, str | None]]]  #: file -> benchmark -> (started_at, version)
@@ -128,7 +137,7 @@ def _matching[T: (WorkloadFailures, WorkloadCpu, set[str], dict[str, set[str]])]
     return empty
 
 
-def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provenance,
+def stamp(root: Path, before: dict[Path, State], provenance: Provenance,
           log: dict[tuple[str, str], WorkloadFailures],
           per_file: Callable[[ResultFile], Provenance] | None = None,
           reads: dict[tuple[str, str], set[str]] | None = None,
@@ -144,6 +153,12 @@ def stamp(root: Path, before: dict[Path, tuple[float, int]], provenance: Provena
     stamped = []
     for path, state in _state(root).items():
         if before.get(path) == state:
+            continue
+        earlier = before.get(path)
+        if state[2] is not None and state[2] != (earlier[2] if earlier else None):
+            # The sidecar changed while asv ran, and this run writes sidecars only here: another
+            # run wrote the file and its sidecar (a re-recording lane copies both in), so it is
+            # not this run's to stamp.
             continue
         try:
             record = read_file(path)
