@@ -28,7 +28,7 @@ from vkbench.results.surveys import latest_survey
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
 #: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer.
-KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe, no reproducer"}  # 2026-12-06: a crash
+KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe"}  # its probe waits for the recording
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 
@@ -381,6 +381,34 @@ def test_a_run_record_round_trips_and_reaches_its_row(tmp_path):
     by_id = {row.id: row for row in bug_rows(results)}
     assert by_id["to_edge_empty_permuted"].repro_runs["test-machine"]["reproduced"] is True
     assert by_id["to_edge_non_core_no_kernel"].repro_runs["test-machine"]["reproduced"] is False
+
+
+def test_a_run_added_later_keeps_its_own_date_and_build(tmp_path):
+    """``--run-repros --only``: one reproducer added to a record whose build is gone keeps the others'
+    runs, and the added run says its date and where its build differs (here: torch)."""
+    from vkbench.results import repro_runs
+    from vkbench.results.repro_runs import ReproRecord, ReproRun
+
+    build = {"executorch": "1.5.1", "git_version": "3b60", "torch": "2.13.0", "vulkan_backend": True}
+    old = ReproRecord("m", "2026-12-05T22:01Z", "py", build,
+                      runs={"load_make_ivec2": ReproRun(0, True, "make_ivec2", "error: make_ivec2", 1.0)})
+    added = ReproRecord("m", "2026-12-07T10:00Z", "py", {**build, "torch": "2.11.0"},
+                        runs={"load_segfault_input_staging": ReproRun(0, True, "SIGSEGV", "error: x", 2.0)})
+    merged = repro_runs.merge(old, added)
+    assert (merged.date, merged.build, merged.runs["load_make_ivec2"]) == (old.date, build,
+                                                                          old.runs["load_make_ivec2"])
+    new = merged.runs["load_segfault_input_staging"]
+    assert (new.date, new.build) == ("2026-12-07T10:00Z", {"torch": "2.11.0"})
+    assert repro_runs.merge(None, added) is added
+    with pytest.raises(ValueError):
+        repro_runs.merge(old, ReproRecord("other", "d", "py", build))
+    path = repro_runs.write(merged, tmp_path / "bugs")
+    assert "date" not in json.loads(path.read_text())["runs"]["load_make_ivec2"]  # the record's own
+    assert repro_runs.read("m", tmp_path / "bugs") == merged
+    by_id = {row.id: row for row in bug_rows(tmp_path)}
+    shown = by_id["load_segfault_input_staging"].repro_runs["m"]
+    assert (shown["date"], shown["torch"], shown["executorch"]) == ("2026-12-07T10:00Z", "2.11.0", "3b60")
+    assert by_id["load_make_ivec2"].repro_runs["m"]["torch"] == "2.13.0"
 
 
 def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):

@@ -158,9 +158,20 @@ def test_the_native_reproducer_judgement() -> None:
     assert not reproduced and line.startswith("no error: ran, max abs diff 0.0001, SNR 80.0 dB")
 
 
+def test_a_runner_killed_by_a_signal_reads_as_the_reproducers_crash_line() -> None:
+    """A segfault prints nothing; the judge still finds load_segfault_input_staging's Expected text."""
+    assert repros.crash_line(-11, "") == "error: load crashed: SIGSEGV (exit -11)"
+    assert repros.crash_line(-11, "# loaded\n") == "error: execute crashed: SIGSEGV (exit -11)"
+    assert repros.crash_line(0, "") == repros.crash_line(-1, "timeout after 300s") == ""
+    output = "" + "\n" + repros.crash_line(-11, "")
+    assert repros.judge_native("load crashed: SIGSEGV", output, None) == (
+        True, "error: load crashed: SIGSEGV (exit -11)")
+
+
 def test_every_runtime_row_with_a_reproducer_is_exported() -> None:
     names = {path.stem for path in repros.runtime_reproducers()}
-    assert {"load_make_ivec2", "load_missing_logical_not", "run_unet_step_garbage"} <= names
+    assert {"load_make_ivec2", "load_missing_logical_not", "run_unet_step_garbage",
+            "load_segfault_input_staging"} <= names
     assert not any(name.startswith(("export_", "to_edge_", "preprocess_", "partition_")) for name in names)
 
 
@@ -292,3 +303,23 @@ def test_history_classes_has_a_runtime_tier(repo: tuple[Path, list[str]], tmp_pa
     assert main(["history", "classes", "--tier", "runtime", *common, "--out", str(tmp_path / "x.json"),
                  "--unmeasured", str(tmp_path / "todo")]) == 2
     assert "--unmeasured" in capsys.readouterr().err
+
+
+def test_a_timed_out_reproducer_leaves_no_child_running(tmp_path: Path) -> None:
+    """A reproducer loads in a child of its own; a timeout kills the whole group, grandchild too."""
+    import time
+
+    from vkbench.execution.repros import run_group
+
+    marker = tmp_path / "grandchild.pid"
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+              f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+              "time.sleep(60)\n")
+    assert run_group([sys.executable, "-c", script], timeout=3) == (-1, "timeout after 3s")
+    stat = Path(f"/proc/{marker.read_text()}/stat")
+    for _ in range(50):  # gone, or a zombie waiting for init to reap it
+        if not stat.exists() or stat.read_text().split()[2] == "Z":
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the reproducer's child {marker.read_text()} is still running")

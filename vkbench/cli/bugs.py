@@ -35,6 +35,9 @@ def add_parser(sub: Subparsers) -> None:
                            help="the build's interpreter (e.g. .venv-vulkan-off/bin/python)")
     recording.add_argument("--machine",
                            help="record name: device and build (lavapipe-x86_64-2core-tracer-off)")
+    recording.add_argument("--only", nargs="+", metavar="ID",
+                           help="run only these rows' reproducers and add their runs to the machine's "
+                                "record (each keeps its date and where its build differs)")
     bugs.set_defaults(run=_bugs)
 
 
@@ -42,17 +45,26 @@ def _bugs(args: argparse.Namespace) -> int:
     if args.run_repros:
         if not args.machine:
             raise UsageError("--run-repros needs --machine (the device and build the record is for)")
-        return run_repros(args.python, args.machine)
+        return run_repros(args.python, args.machine, args.only)
     return bugs(owner=args.owner, results=args.results, as_json=args.json, markdown=args.markdown)
 
 
-def run_repros(python: str, machine: str) -> int:
-    """Run every reproducer with ``python``; print one line each and write the machine's record."""
+def run_repros(python: str, machine: str, only: list[str] | None = None) -> int:
+    """Run every reproducer (or ``only`` these rows') with ``python``; print one line each and write the
+    machine's record (``only``: merged into the record it has, whose other runs stay as they were)."""
     from vkbench.execution import repros
     from vkbench.results import repro_runs
 
-    record = repros.run(python, machine)
-    for name, run in record.runs.items():
+    paths = None
+    if only:
+        paths = [repro_runs.REPRO / f"{name}.py" for name in only]
+        if missing := [path.name for path in paths if not path.is_file()]:
+            raise UsageError(f"no reproducer {', '.join(missing)} in {repro_runs.REPRO}")
+    record = repros.run(python, machine, paths)
+    ran = list(record.runs)
+    if only:
+        record = repro_runs.merge(repro_runs.read(machine), record)
+    for name, run in ((name, record.runs[name]) for name in ran):
         seen = "reproduced" if run.reproduced else "NOT reproduced"
         print(f"{seen:15s} rc={run.rc:<4d} {run.seconds:6.1f}s {name}: {run.line[:110]}")
     print(f"written: {repro_runs.write(record)}")

@@ -46,16 +46,29 @@ def _telling_line(output: str, expected: str) -> str:
     return lines[-1][:400] if lines else ""
 
 
+def run_group(command: list[str], timeout: float, cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run ``command`` in its own process group; its exit status and stdout + stderr.
+
+    A reproducer loads its program in a child of its own (so a crash can be reported): on a
+    timeout the whole group is killed, not just the direct child, so nothing is left running.
+    """
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          env=env, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return -1, f"timeout after {timeout:.0f}s"
+    return proc.returncode, out + err
+
+
 def run_one(python: str, path: Path, timeout: float = 600) -> ReproRun:
     """``python path`` in its own folder; the outcome against its ``Expected:`` line."""
     expected = docstring_line(path, "Expected")
     start = time.perf_counter()
-    try:
-        done = subprocess.run([python, str(path)], capture_output=True, text=True, timeout=timeout,
-                              cwd=path.parent)
-        rc, output = done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired:
-        rc, output = -1, f"timeout after {timeout:.0f}s"
+    rc, output = run_group([python, str(path)], timeout, cwd=path.parent)
     seconds = round(time.perf_counter() - start, 1)
     reproduced = rc in _REPRODUCED_RC and bool(expected) and expected in output
     return ReproRun(rc, reproduced, expected, _telling_line(output, expected), seconds)
@@ -200,6 +213,23 @@ def judge_native(expected: str, output: str, outputs: list[Any] | None,
     return bool(expected) and expected in text, _telling_line(text, expected)
 
 
+def crash_line(rc: int, output: str) -> str:
+    """What a C++ runner killed by a signal could not print, as the reproducers print it ("" if none).
+
+    A segfault leaves no line of the runtime's; the reproducers run the load in a child and print
+    ``error: load crashed: SIGSEGV (exit -11)``, so the runner's death reads the same. ``# loaded``
+    (printed first by ``pte_runner``) tells a crash while executing from one while loading.
+    """
+    if rc >= 0 or rc == -1:  # -1: our own timeout
+        return ""
+    try:
+        name = signal.Signals(-rc).name
+    except ValueError:
+        name = f"signal {-rc}"
+    stage = "execute" if "# loaded" in output else "load"
+    return f"error: {stage} crashed: {name} (exit {rc})"
+
+
 def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] | None = None,
                timeout: float = 300) -> ReproRecord:
     """Run each runtime reproducer's saved bundle (``export_bundles``) with the C++ runner.
@@ -228,13 +258,10 @@ def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] 
             program.write_bytes(bundle.programs["vulkan"])
             for index, array in enumerate(bundle.inputs):
                 (Path(work) / f"input_{index}.bin").write_bytes(np.ascontiguousarray(array).tobytes())
-            try:
-                done = subprocess.run([str(runner_path), str(program), "--io", work, "1"],
-                                      capture_output=True, text=True, timeout=timeout,
-                                      env=runner_environment(Path(runner_path)))
-                rc, output = done.returncode, done.stdout + done.stderr
-            except subprocess.TimeoutExpired:
-                rc, output = -1, f"timeout after {timeout:.0f}s"
+            rc, output = run_group([str(runner_path), str(program), "--io", work, "1"], timeout,
+                                   env=runner_environment(Path(runner_path)))
+            if crashed := crash_line(rc, output):
+                output += "\n" + crashed
             outputs = None
             line = next((ln for ln in reversed(output.splitlines()) if ln.startswith("{")), "")
             if line and json.loads(line).get("ok"):

@@ -255,12 +255,17 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
 def _repro_runs(bug: Bug, runs: list[ReproRecord]) -> dict[str, dict[str, Any]]:
     """Machine -> what the row's reproducer printed on that machine's build."""
     name = Path(bug.repro).stem if bug.repro else ""
-    return {record.machine: {"reproduced": record.runs[name].reproduced, "rc": record.runs[name].rc,
-                             "line": record.runs[name].line, "date": record.date,
-                             "executorch": (record.build.get("git_version")
-                                            or record.build.get("executorch", "")),
-                             "torch": record.build.get("torch", "")}
-            for record in runs if name in record.runs}
+    found = {}
+    for record in runs:
+        if name not in record.runs:
+            continue
+        run = record.runs[name]
+        build = {**record.build, **run.build}  # a run added later says where its build differs
+        found[record.machine] = {"reproduced": run.reproduced, "rc": run.rc, "line": run.line,
+                                 "date": run.date or record.date,
+                                 "executorch": build.get("git_version") or build.get("executorch", ""),
+                                 "torch": build.get("torch", "")}
+    return found
 
 
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Rungs,

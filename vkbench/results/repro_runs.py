@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,11 @@ class ReproRun:
     expected: str
     line: str  #: the line holding the expected text, else the first error line, else the last line
     seconds: float
+    #: Only on a run added to a record made earlier (``vkbench bugs --run-repros --only``): when it ran,
+    #: and the build facts in which it differs from the record's, so the record never claims a build
+    #: that the run did not use.
+    date: str = ""
+    build: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,7 +69,12 @@ class ReproRecord:
     runs: dict[str, ReproRun] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"vkbench_repro_runs": FORMAT, **asdict(self)}
+        data = {"vkbench_repro_runs": FORMAT, **asdict(self)}
+        for run in data["runs"].values():  # a run of the record's own build and date says neither
+            for key in ("date", "build"):
+                if not run[key]:
+                    del run[key]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReproRecord:
@@ -73,6 +83,28 @@ class ReproRecord:
         runs = {name: ReproRun(**run) for name, run in data["runs"].items()}
         return cls(data["machine"], data["date"], data["python"], data["build"], data.get("devices", []),
                    runs)
+
+
+def merge(record: ReproRecord | None, added: ReproRecord) -> ReproRecord:
+    """``record`` with the runs of ``added`` (a few reproducers run later on the same machine) in place.
+
+    Re-running every reproducer to add one can be impossible (the build that recorded the others may be
+    gone), so each added run keeps its own date and the build facts where ``added`` differs from
+    ``record``; the record's own date and build stay those of its other runs.
+    """
+    if record is None:
+        return added
+    if record.machine != added.machine:
+        raise ValueError(f"cannot merge a run on {added.machine} into the record of {record.machine}")
+    differs = {key: value for key, value in added.build.items() if record.build.get(key) != value}
+    runs = {**record.runs, **{name: replace(run, date=added.date, build=differs)
+                              for name, run in added.runs.items()}}
+    return ReproRecord(record.machine, record.date, record.python, record.build, record.devices, runs)
+
+
+def read(machine: str, folder: Path = RECORDS) -> ReproRecord | None:
+    """The machine's record under ``folder`` (None when it has none, or it is unreadable)."""
+    return next((record for record in read_all(folder) if record.machine == machine), None)
 
 
 def write(record: ReproRecord, folder: Path = RECORDS) -> Path:
