@@ -104,16 +104,19 @@ def test_the_recorder_notes_files_opened_and_directories_listed() -> None:
     assert "executorch/exir/__init__.py" in files  # imported modules count from sys.modules
 
 
-def _asv(path: Path, commit_hash: str, date: int, cpu_ops: list[float], failed: list[int]) -> Path:
+def _asv(path: Path, commit_hash: str, date: int, cpu_ops: list[float], failed: list[int],
+         suite: str | None = "suite-0123456789abcdef") -> Path:
+    """An asv result file of two probes; ``suite`` is the benchmarks' stored version (a suite digest,
+    or ``None`` for a record made before digests existed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     probes = ["'mish'", "'mha_cross'"]
     path.write_text(json.dumps({
         "commit_hash": commit_hash, "env_name": "virtualenv-py3.12", "date": date, "version": 2,
-        "result_columns": ["result", "params"],
-        "results": {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [probes]],
+        "result_columns": ["result", "params", "version"],
+        "results": {catalogue.PROBE_CPU_OPS.name: [cpu_ops, [probes], suite],
                     catalogue.PROBE_PROGRAMS.name: [[1 if not math.isnan(v) else math.nan for v in cpu_ops],
-                                                    [probes]],
-                    catalogue.PROBE_FAILED.name: [failed, [probes]]}}))
+                                                    [probes], suite],
+                    catalogue.PROBE_FAILED.name: [failed, [probes], suite]}}))
     return path
 
 
@@ -157,6 +160,25 @@ def test_changes_put_each_step_on_its_commit(repo: tuple[Path, list[str]], tmp_p
     measured = {c["commit"]: c["measured_as"] for c in table.commits}
     assert measured == {hashes[0]: hashes[1], hashes[1]: hashes[1], hashes[2]: hashes[3],
                         hashes[3]: hashes[3], hashes[4]: None, hashes[5]: hashes[5]}
+
+
+def test_an_older_suite_is_drawn_but_never_compared(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """A class recorded by an older suite as well as by today's: today's records compare with each
+    other across it, exactly; a step with an older suite's record on either side is left out, counted."""
+    from vkbench.results.changes import OLDER_SUITE
+
+    path, hashes = repo
+    found_classes = classify(path / ".git", "HEAD", INPUTS, base_for)
+    box = tmp_path / "results" / "box"
+    _asv(box / "1.json", hashes[1], 1, [2, 6], [0, 0])  # class 0, today's suite
+    _asv(box / "2.json", hashes[2], 2, [1, 6], [0, 0])  # class 1, today's suite
+    _asv(box / "3.json", hashes[3], 3, [7, 6], [0, 0], suite=None)  # class 1 again, an older suite
+    _asv(box / "5.json", hashes[5], 5, [9, 6], [0, 0], suite=None)  # class 3, the older suite alone
+    table = changes(read_dir(tmp_path / "results"), found_classes)
+    assert [(c.param, c.before, c.after, c.commit, c.exact, c.suite) for c in table.changes] == [
+        ("mish", 2, 1, hashes[2], True, "same")]
+    left = {(s.previous, s.commit): s.why for s in table.left_out if s.param == "mish"}
+    assert left == {(hashes[3], hashes[5]): OLDER_SUITE}  # the older neighbour; today's is not compared
 
 
 def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_benchmark, monkeypatch) -> None:

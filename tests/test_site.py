@@ -249,8 +249,10 @@ def _upstream_tree(results: Path, commits: list[str]) -> None:
     for i, commit in enumerate(commits):
         (folder / f"{commit[:8]}-virtualenv-py3.12.json").write_text(json.dumps({
             "commit_hash": commit, "env_name": "virtualenv-py3.12",
-            "date": 1_700_000_000_000 + i * 86_400_000, "result_columns": ["result", "params"], "version": 2,
-            "results": {catalogue.PROBE_CPU_OPS.name: [[1 if i < 3 else 0], [["'elu'"]]]}}))
+            "date": 1_700_000_000_000 + i * 86_400_000, "result_columns": ["result", "params", "version"],
+            "version": 2,  # the row's version below: one suite digest, so neighbours are compared
+            "results": {catalogue.PROBE_CPU_OPS.name: [[1 if i < 3 else 0], [["'elu'"]],
+                                                       "suite-0123456789abcdef"]}}))
 
 
 def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from vkbench.results import failure_log
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import (
-    OLDER,
+    OLDER_SUITE,
     OLDER_SUITE_CHANGED,
     SAME,
     SUITE_CHANGED,
@@ -139,23 +139,25 @@ def test_changes_never_compare_two_suites_and_count_what_they_leave_out(tmp_path
     _asv(box / "7.json", "7" * 40, 7, {"mish": 1, "elu": math.nan}, digest_b)  # told by ProbeFailure only
     table = changes(read_dir(tmp_path / "results"))
     rows = {(c.param, c.commit[0]): c.suite for c in table.changes}
-    assert rows == {("mish", "2"): OLDER,  # 3 -> 2 between two older records of one vkbench
-                    ("elu", "5"): SAME}  # 4 -> 2 under one digest: the one upstream change
-    assert [c.param for c in table.upstream] == ["elu"] and [c.param for c in table.older] == ["mish"]
+    assert rows == {("elu", "5"): SAME}  # 4 -> 2 under one digest: the one upstream change
+    assert [c.param for c in table.upstream] == ["elu"] and table.older == []
     left = {(s.param, s.commit[0]): s.why for s in table.left_out}
-    assert left == {("elu", "3"): OLDER_SUITE_CHANGED,  # 1 -> 4: the provenance tells the suite changed
+    assert left == {("mish", "2"): OLDER_SUITE,  # 3 -> 2 between two older records: drawn, never compared
+                    ("elu", "3"): OLDER_SUITE_CHANGED,  # 1 -> 4: the provenance tells the suite changed
                     ("mish", "4"): SUITE_CHANGED,  # 2 -> 5: source hash against digest
                     ("mish", "6"): SUITE_CHANGED}  # 5 -> 1: two digests
-    assert table.left_out_counts() == {SUITE_CHANGED: 2, OLDER_SUITE_CHANGED: 1, TIMING_NOT_CONFIRMED: 0}
+    assert table.left_out_counts() == {SUITE_CHANGED: 2, OLDER_SUITE_CHANGED: 1, OLDER_SUITE: 1,
+                                       TIMING_NOT_CONFIRMED: 0}
     data = table.to_json()
-    assert data["left_out"] == {"suite changed": 2, "older suite changed": 1, "timing not confirmed": 0}
-    assert len(data["left_out_steps"]) == 3
-    assert [c["suite"] for c in data["changes"]] == [SAME, OLDER]
+    assert data["left_out"] == {"suite changed": 2, "older suite changed": 1, "older suite": 1,
+                                "timing not confirmed": 0}
+    assert len(data["left_out_steps"]) == 4
+    assert [c["suite"] for c in data["changes"]] == [SAME]
     from vkbench.results.events import explain
 
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render(explain(read_dir(tmp_path / "results")), None)))
-    assert "2 events (0 regressing), 2 steps : 1 recorded by one suite on both sides" in text
-    assert "1 by an older suite" in text
-    assert "3 left out : 2 with differing suite versions, 1 older records" in text
+    assert "1 events (0 regressing), 1 steps : 1 recorded by one suite on both sides" in text
+    assert "4 left out : 2 with differing suite versions, 1 older records" in text
+    assert "1 between two records of an older suite" in text
     assert "elu 4 → 2 44444444..55555555 (other) not yet" in text  # one suite: waits for its confirmation
-    assert "mish 3 → 2 11111111..22222222 (other) older suite: re-record" in text
+    assert "mish 3 → 2" not in text  # an older suite's step is counted, never shown as a change

@@ -42,7 +42,8 @@ def add_parser(sub: Subparsers) -> None:
     changes.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
                          help="an asv results directory (default: results/upstream)")
     changes.add_argument("--classes", type=Path, default=classes_path("gate"),
-                         help="classes of the range (default: results/history/classes-gate.json)")
+                         help="classes of the range (default: results/history/classes-gate.json); the "
+                              "runtime classes beside it (classes-runtime.json) order the runtime steps")
     add_format_options(changes)
     changes.set_defaults(run=_changes)
 
@@ -122,8 +123,10 @@ def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
 
 
 def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; imported lazily
-    """The events of ``results`` with their stored confirmations and release bases; unreadable result
-    files are one line each on stderr; a corrupt confirmations or bases file is a :class:`UsageError`."""
+    """The events of ``results`` with their stored confirmations and release bases, and the runtime
+    machines' rung steps ordered by the runtime classes stored beside ``classes_file``; unreadable result
+    files are one line each on stderr; a corrupt confirmations, bases or classes file is a
+    :class:`UsageError`."""
     from vkbench.results import confirmations
     from vkbench.results.asv_files import read_dir
     from vkbench.results.events import explain, read_bases
@@ -134,17 +137,20 @@ def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; i
     if not found.files:
         raise UsageError(f"{results} holds no readable asv result files")
     classes = _read_classes(classes_file) if classes_file.is_file() else None
+    runtime_file = classes_file.with_name(classes_path("runtime").name)  # ``vkbench runtime classes``
+    runtime_classes = _read_classes(runtime_file) if runtime_file.is_file() else None
     try:
         stored = confirmations.read(confirmations.path_for(results))
         bases = read_bases(classes_file.with_name("release-bases.json"))
     except ValueError as error:
         raise UsageError(str(error)) from None
-    return found, explain(found, classes, stored, bases)
+    return found, explain(found, classes, stored, bases, runtime_classes)
 
 
 def _where(change) -> str:  # noqa: ANN001 - a Change
     end = (change.recorded or change.commit)[:8]
-    return change.commit[:8] if change.exact else f"{change.previous[:8]}..{end}"
+    where = change.commit[:8] if change.exact else f"{change.previous[:8]}..{end}"
+    return f"{where} on {change.machine}" if change.machine else where
 
 
 def _confirmed(change) -> str:  # noqa: ANN001 - a Change
@@ -172,7 +178,7 @@ def _changes(args: argparse.Namespace) -> int:
         print(f"{kind} {where} {subject}".rstrip())
         if event.files:
             print(f"  inputs changed: {', '.join(event.files)}")
-        rows = [[c.benchmark.split(".", 1)[1], c.param, f"{c.before} -> {c.after}", _where(c), _confirmed(c)]
+        rows = [[c.benchmark.split(".", 1)[1], c.param, c.values("->"), _where(c), _confirmed(c)]
                 for c in event.rows]
         print("  " + render(["benchmark", "param", "before -> after", "where", "confirmed"], rows)
               .replace("\n", "\n  "))

@@ -18,7 +18,9 @@ the same way at the same commit in the same size, or where a stored interleaved 
 confirms it; otherwise it is left out (:data:`TIMING_NOT_CONFIRMED`). A row whose stored
 re-measurement (:mod:`vkbench.results.confirmations`) did not reproduce is dropped and counted.
 Every row carries the ``vkbench upstream`` command that reproduces it; :mod:`vkbench.results.events`
-tells the rows as one event per commit.
+tells the rows as one event per commit. The runtime ladders' rungs step per machine along the runtime
+classes instead (:mod:`vkbench.results.runtime_timeline`); their rows come in as ``extra`` and are
+told, confirmed and sorted as these are.
 
 A step is an upstream change only when both sides were recorded by one suite: the benchmark's
 stored asv ``version`` is the same suite digest on both (:mod:`vkbench.suite.identity`, the
@@ -49,6 +51,7 @@ from vkbench.results.confirmations import (
     asv_name,
     lookup,
 )
+from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
 from vkbench.suite.identity import carries_digest
@@ -63,6 +66,8 @@ TOLD_BY = {catalogue.PROBE_CPU_OPS.class_name: catalogue.PROBE_FAILED,
            catalogue.POLICY_CPU_OPS.class_name: catalogue.POLICY_CPU_OPS,
            catalogue.VLA_CPU_OPS.class_name: catalogue.VLA_CPU_OPS}
 TIMINGS = (catalogue.PARTITION_TIME,)
+#: The runtime ladders: their steps come from :mod:`vkbench.results.runtime_timeline` (per machine).
+LADDER_NAMES = frozenset(b.name for b in LADDERS)
 #: Deterministic work counts: count-like rows, a step when after/before moves by more than
 #: :data:`~vkbench.results.confirmations.EVENTS_TOLERANCE`; what a timing step needs beside it.
 DETERMINISTIC = (catalogue.PARTITION_EVENTS,)
@@ -81,9 +86,13 @@ OLDER_SUITE_CHANGED = "older suite changed"
 #: Why a step is left out: a timing step that neither the deterministic work track (moving at the same
 #: commit by at least 2 % in the same size) nor an interleaved re-measurement of both sides confirms.
 TIMING_NOT_CONFIRMED = "timing not confirmed"
-LEFT_OUT_REASONS = (SUITE_CHANGED, OLDER_SUITE_CHANGED, TIMING_NOT_CONFIRMED)
+#: Why a step is left out: both sides were recorded by one older suite, before the digest existed; such
+#: points are drawn as an older suite's, never compared (re-record both sides with today's suite).
+OLDER_SUITE = "older suite"
+LEFT_OUT_REASONS = (SUITE_CHANGED, OLDER_SUITE_CHANGED, OLDER_SUITE, TIMING_NOT_CONFIRMED)
 
 Value = float | str  #: a number, or ``"failed"``
+Point = tuple[Value, str]  #: a value and the reason stored for it
 
 
 @dataclass
@@ -116,6 +125,9 @@ class Change:
     suite_before: str | None = None  #: the stored asv version of the benchmark on each side
     suite_after: str | None = None
     note: str = ""  #: what else vouches for it or where it could not be placed
+    #: The runtime machine whose neighbouring records step (a ladder's rung,
+    #: :mod:`vkbench.results.runtime_timeline`); "" for a lowering step, whose commits' files are merged.
+    machine: str = ""
 
     @property
     def step(self) -> Step:
@@ -123,6 +135,12 @@ class Change:
         return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit),
                     self.before, self.after, self.suite_after,
                     timing=self.benchmark in {b.name for b in TIMINGS})
+
+    def values(self, arrow: str = "->") -> str:
+        """``before -> after`` as a reader says it: a ladder's rungs by name (``loads -> matches``)."""
+        if self.benchmark in LADDER_NAMES and FAILED not in (self.before, self.after):
+            return f"{rung_name(float(self.before))} {arrow} {rung_name(float(self.after))}"
+        return f"{self.before} {arrow} {self.after}"
 
     @property
     def fails(self) -> bool:
@@ -192,7 +210,8 @@ class Event:
         return {"commit": self.commit, "previous": self.previous, "exact": self.exact, "line": self.line,
                 "subject": self.subject, "pr": self.pr, "files": self.files, "regression": self.regression,
                 "steps": [{"benchmark": r.benchmark, "param": r.param, "before": r.before, "after": r.after,
-                           "line": r.line, "previous": r.previous, "commit": r.commit, "confirmed": r.confirmed}
+                           "line": r.line, "previous": r.previous, "commit": r.commit, "confirmed": r.confirmed,
+                           "machine": r.machine}
                           for r in self.rows],
                 "reasons": self.reasons, "confirmation": self.confirmation, "repro": self.repro,
                 "repeated_on": self.repeated_on, "notes": self.notes}
@@ -222,8 +241,9 @@ class Changes:
 
     def steps_to_confirm(self) -> list[Step]:
         """What ``history confirm`` re-measures: the rows of one suite and the timing steps of one
-        suite waiting for it (stored confirmations are matched by the caller)."""
-        rows = [c.step for c in self.changes if c.suite == SAME and c.confirmed is None]
+        suite waiting for it (stored confirmations are matched by the caller). Runtime rows are not:
+        its ``aot`` build has no Vulkan runtime (each side needs its own build, ``Change.repro``)."""
+        rows = [c.step for c in self.changes if c.suite == SAME and c.confirmed is None and not c.machine]
         timings = [s.step for s in self.left_out if s.why == TIMING_NOT_CONFIRMED
                    and s.suite_before == s.suite_after and carries_digest(s.suite_after)]
         return rows + timings
@@ -431,40 +451,55 @@ def _confirm(rows: list[Change], confirmations: Stored | None) -> tuple[list[Cha
     return kept, dropped, left_out
 
 
-def changes(found: ResultSet, classes: Classes | None = None, confirmations: Stored | None = None) -> Changes:
+def changes(found: ResultSet, classes: Classes | None = None, confirmations: Stored | None = None,
+            extra: tuple[list[Change], list[LeftOut]] | None = None) -> Changes:
     """Every step across the recorded commits of ``found``; ``classes`` attributes them exactly;
     ``confirmations`` (:mod:`vkbench.results.confirmations`) mark the rows re-measured on both sides
-    and drop those that did not reproduce.
+    and drop those that did not reproduce. ``extra`` are steps found along another line (the runtime's,
+    per machine: :func:`vkbench.results.runtime_timeline.runtime_steps`), confirmed and sorted with these.
 
     A point is compared with the same point at the previous commit of its line that recorded it
-    (a gate commit between two full-tier ones does not hide a VLA entry's step).
+    with the same suite digest (a gate commit between two full-tier ones does not hide a VLA entry's
+    step, and a class recorded by an older suite as well does not hide today's record of it). Points
+    of an older suite are never compared: their steps are left out (:data:`OLDER`), and so is a
+    step between neighbours of two suites (:data:`SUITE_CHANGED`), as asv would.
     """
     index = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
     rows: list[Change] = []
     left_out: list[LeftOut] = []
+
+    def step(line: str, bench: catalogue.Benchmark, param: str, previous: ResultFile, before: Point,
+             current: ResultFile, after: Point) -> None:
+        if line == "main" and classes is not None and index[current.commit] == index[previous.commit]:
+            return  # one class: the same lowering inputs
+        if not _is_step(bench, before[0], after[0]):
+            return
+        suite = suite_of(bench, previous, current)
+        if suite == SAME:
+            cause = classes.classes[index[current.commit]] if line == "main" and classes else None
+            exact = cause is not None and index[current.commit] == index[previous.commit] + 1
+            rows.append(_row(line, bench, param, before, after, previous, current, cause, exact, suite))
+        else:
+            left_out.append(LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]),
+                                    previous.commit, current.commit, line,
+                                    OLDER_SUITE if suite == OLDER else suite,
+                                    previous.version(bench.name), current.version(bench.name)))
+
     for line, files in lines(found, classes).items():
         for bench in COUNTS + DETERMINISTIC + TIMINGS:
-            last: dict[str, tuple[ResultFile, tuple[Value, str]]] = {}
+            last: dict[str, tuple[ResultFile, Point]] = {}  # the neighbour, whatever its suite
+            last_of_suite: dict[tuple[str, str | None], tuple[ResultFile, Point]] = {}
             for current in files:
+                version = current.version(bench.name)
                 for param, point in _points(current, bench).items():
-                    if param in last:
-                        previous, before = last[param]
-                        same_class = (line == "main" and classes is not None
-                                      and index[current.commit] == index[previous.commit])
-                        if not same_class and _is_step(bench, before[0], point[0]):
-                            suite = suite_of(bench, previous, current)
-                            cause = classes.classes[index[current.commit]] if line == "main" and classes \
-                                else None
-                            exact = cause is not None and index[current.commit] == index[previous.commit] + 1
-                            if suite in (SAME, OLDER):
-                                rows.append(_row(line, bench, param, before, point, previous, current, cause,
-                                                 exact, suite))
-                            else:
-                                left_out.append(LeftOut(bench.name, param, _rounded(before[0]),
-                                                        _rounded(point[0]), previous.commit, current.commit,
-                                                        line, suite, previous.version(bench.name),
-                                                        current.version(bench.name)))
-                    last[param] = (current, point)
+                    same = last_of_suite.get((param, version)) if carries_digest(version) else None
+                    if same is not None:  # today's suite: compared across records of an older one
+                        step(line, bench, param, *same, current, point)
+                    elif param in last:  # an older suite, or two suites: left out and counted
+                        step(line, bench, param, *last[param], current, point)
+                    last[param] = last_of_suite[(param, version)] = (current, point)
+    if extra is not None:
+        rows, left_out = rows + extra[0], left_out + extra[1]
     rows, dropped, unconfirmed = _confirm(rows, confirmations)
     timings = {b.name for b in TIMINGS}
     rows.sort(key=lambda r: (not r.regression, r.suite != SAME, r.benchmark in timings, r.line != "main",

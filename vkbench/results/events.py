@@ -26,6 +26,7 @@ from vkbench.commits.classes import Classes
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.changes import (
     FAILED,
+    LADDER_NAMES,
     OLDER,
     SAME,
     Change,
@@ -38,6 +39,7 @@ from vkbench.results.changes import (
 )
 from vkbench.results.confirmations import Stored
 from vkbench.results.model import ResultSet
+from vkbench.results.runtime_timeline import runtime_repro, runtime_steps
 from vkbench.suite import catalogue
 from vkbench.suite.documents import read_document, write_document
 
@@ -193,11 +195,13 @@ def _merged(texts: list[str]) -> str:
 
 def reasons(rows: list[Change]) -> list[str]:
     """Each distinct reason of the rows once: a failure's line, or the partitioner's reasons for the CPU
-    ops that left (before) or joined (after) the CPU, without their per-workload node counts. Lines that
-    differ only in numbers (flatc's byte offset into each entry's schema.json) are one reason."""
+    ops that left (before) or joined (after) the CPU, without their per-workload node counts; a runtime
+    rung's stored error line (where it stops now, else where it stopped before). Lines that differ only
+    in numbers (flatc's byte offset into each entry's schema.json) are one reason."""
     found: dict[str, list[str]] = {}
     for row in rows:
-        if FAILED in (row.before, row.after) or row.benchmark == catalogue.PROBE_FAILED.name:
+        if (FAILED in (row.before, row.after) or row.benchmark == catalogue.PROBE_FAILED.name
+                or row.benchmark in LADDER_NAMES):
             texts = [row.reason_after or row.reason_before]
         else:
             texts = [f"left the CPU: {_TIMES.sub('', part)}" for part in row.reason_before.split(" | ") if part]
@@ -218,9 +222,13 @@ def confirmation_text(rows: list[Change]) -> str:
         assert first is not None
         parts.append(f"{sum(1 for r in done if r.confirmed)} of {len(rows)} steps re-measured on both sides "
                      f"and reproduced ({first.machine}, {first.date[:10]}, {first.suite or 'no suite digest'})")
-    waiting = sum(1 for r in rows if r.suite == SAME and r.confirmation is None)
+    waiting = sum(1 for r in rows if r.suite == SAME and r.confirmation is None and not r.machine)
     if waiting:
         parts.append(f"{waiting} not confirmed yet (vkbench history confirm --mirror M)")
+    runtime = sum(1 for r in rows if r.suite == SAME and r.confirmation is None and r.machine)
+    if runtime:
+        parts.append(f"{runtime} runtime steps not re-measured: record both sides again, each with its own "
+                     "Vulkan build (history confirm builds no runtime)")
     if older:
         parts.append(f"{older} recorded by an older suite: re-record both sides with today's suite to confirm")
     return "; ".join(parts)
@@ -250,23 +258,26 @@ def build_events(table: Changes, classes: Classes | None = None,
         own = [r for r in rows if r.commit == commit] or rows
         head = next((r for r in own if r.line == "main"), own[0])
         base = f"{head.commit}^" if head.exact else head.previous
-        points = [(r.benchmark, r.param) for r in own]
+        lowering = [r for r in own if not r.machine]
+        points = [(r.benchmark, r.param) for r in lowering]
+        commands = [repro(points, base, head.commit)] if lowering else []
+        commands += [runtime_repro([r for r in own if r.machine])] if len(lowering) < len(own) else []
         repeated = sorted({_span(r, bases) for r in rows if r.commit != commit})
         notes = sorted({r.note for r in rows if r.note.startswith("not placed")})
         subject = head.subject or (f"between release tags {_span(head, bases)}" if head.line == "releases"
                                    else "")
         events.append(Event(commit, head.previous, head.exact, head.line, subject, head.pr, head.files,
-                            rows, reasons(rows), confirmation_text(rows), repro(points, base, head.commit),
-                            repeated, notes))
+                            rows, reasons(rows), confirmation_text(rows), "; ".join(commands), repeated, notes))
     position = _position(classes) if classes else {}
     return sorted(events, key=lambda e: _order(e, position))
 
 
 def explain(found: ResultSet, classes: Classes | None = None, confirmations: Stored | None = None,
-            bases: ReleaseBases | None = None) -> Changes:
+            bases: ReleaseBases | None = None, runtime_classes: Classes | None = None) -> Changes:
     """The changes table of ``found`` (:func:`vkbench.results.changes.changes`) with its release steps
-    placed on the main line and its events."""
-    table = changes(found, classes, confirmations)
+    placed on the main line and its events; with ``runtime_classes`` (``classes-runtime.json``) the
+    runtime machines' rung steps are rows and events too (:func:`~vkbench.results.runtime_timeline.runtime_steps`)."""
+    table = changes(found, classes, confirmations, runtime_steps(found, runtime_classes))
     place_releases(table, found, classes, bases)
     table.events = build_events(table, classes, bases)
     return table

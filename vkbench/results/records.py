@@ -2,7 +2,7 @@
 
 The bug list, the changes table and every page of the site need the same files (asv's results of
 the releases and of upstream commits, the release ledger, the newest policy survey, the commit
-classes of the range, the reproducer runs). :func:`read_recorded` reads each through its one reader
+classes of the range, lowering's and runtime's, the reproducer runs). :func:`read_recorded` reads each through its one reader
 and keeps what could not be read as one line each, so callers compute from one object instead of
 re-reading (and re-parsing) the checkout.
 """
@@ -32,6 +32,8 @@ class Recorded:
     classes: Classes | None  #: ``history/classes-gate.json``: the range's commit classes
     repro_runs: list[ReproRecord]  #: ``bugs/repro-runs-*.json``
     problems: list[str] = field(default_factory=list)  #: one line per file that could not be read
+    #: ``history/classes-runtime.json``: the runtime classes, which order the runtime machines' commits.
+    runtime_classes: Classes | None = None
 
 
 def read_recorded(root: Path) -> Recorded:
@@ -48,8 +50,12 @@ def read_recorded(root: Path) -> Recorded:
         survey = latest_survey(root)
     except ValueError as error:
         survey, problems = None, [*problems, str(error)]
-    try:
-        classes = stored(root)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        classes, problems = None, [*problems, f"{root / 'history'}: classes not readable ({error})"]
-    return Recorded(root, releases, upstream, ledger, survey, classes, read_all(root / "bugs"), problems)
+    found: dict[str, Classes | None] = {}
+    for tier in ("gate", "runtime"):
+        try:
+            found[tier] = stored(root, tier)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            found[tier] = None
+            problems.append(f"{root / 'history'}: {tier} classes not readable ({error})")
+    return Recorded(root, releases, upstream, ledger, survey, found["gate"], read_all(root / "bugs"), problems,
+                    found["runtime"])

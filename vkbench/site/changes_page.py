@@ -4,7 +4,8 @@ The page is the site's form of ``vkbench changes`` (:mod:`vkbench.results.events
 publish into :class:`~vkbench.site.data.SiteData`): regressing events first, each with its commit,
 subject and PR, the lowering inputs it changed, every affected benchmark and entry with before → after
 (the release line's repeats of it included), each reason once, what the stored re-measurement of both
-sides found, and one command reproducing it; then the classes of the range, so any commit can be looked
+sides found, and one command reproducing it (a runtime machine's rung steps are events too, with
+their machine); then the classes of the range, so any commit can be looked
 up as "same lowering inputs as <commit>". Rows recorded before each value carried its suite's digest
 are marked *older suite*; the steps left out (the suite changed in between, a timing nothing confirms)
 and those dropped (re-measured, not reproduced) are counted above the events, so no such step reads as
@@ -19,6 +20,7 @@ from pathlib import Path
 from vkbench.commits.classes import Classes
 from vkbench.results.changes import (
     OLDER,
+    OLDER_SUITE,
     OLDER_SUITE_CHANGED,
     SUITE_CHANGED,
     TIMING_NOT_CONFIRMED,
@@ -49,7 +51,8 @@ def _cell(text: object) -> str:
 
 def _where(change: Change) -> str:
     end = (change.recorded or change.commit)[:8]
-    return change.commit[:8] if change.exact else f"{change.previous[:8]}..{end} ({change.line})"
+    where = change.commit[:8] if change.exact else f"{change.previous[:8]}..{end} ({change.line})"
+    return f"{where} on {change.machine}" if change.machine else where  # a runtime step: its machine
 
 
 def _confirmed(change: Change) -> str:
@@ -63,7 +66,7 @@ def _step_row(change: Change) -> str:
         "not placed") else ""  # the event says it once
     return (f"<tr class='{'regression' if change.regression else 'improvement'}'>"
             f"{_cell(change.benchmark.split('.', 1)[1])}{_cell(change.param)}"
-            f"{_cell(f'{change.before} → {change.after}')}<td><code>{html.escape(_where(change))}</code>"
+            f"{_cell(change.values('→'))}<td><code>{html.escape(_where(change))}</code>"
             f"{note}</td>{_cell(_confirmed(change))}</tr>")
 
 
@@ -104,7 +107,9 @@ def _counts(table: Changes) -> str:
             f"<b>{len(table.dropped)} dropped</b>: re-measured on both sides, back to back, and not "
             f"reproduced. <b>{sum(counts.values())} left out</b>: {counts[SUITE_CHANGED]} with differing "
             f"suite versions, {counts[OLDER_SUITE_CHANGED]} older records of which one side was written by a "
-            f"vkbench that stored no provenance, {counts[TIMING_NOT_CONFIRMED]} timing steps that neither "
+            f"vkbench that stored no provenance, {counts[OLDER_SUITE]} between two records of an older suite "
+            "(made before the digest existed: drawn, never compared; re-record both sides), "
+            f"{counts[TIMING_NOT_CONFIRMED]} timing steps that neither "
             "the partitioner's deterministic work count nor an interleaved re-measurement confirms.</p>")
 
 
@@ -116,7 +121,10 @@ def render(table: Changes, classes: Classes | None) -> str:
              "neighbours sit in adjacent classes (runs of commits with byte-identical lowering inputs) is on "
              "its commit exactly; otherwise the event names the range. A release tag's steps are told with "
              "the main-line event they repeat. A failure is the value <i>failed</i>, with the stored stage "
-             "and first error line. <a href='index.html'>Back to the dashboard</a>.</p>",
+             "and first error line. A runtime step (a ladder point's rung, lowered → loads → runs → "
+             "matches, between two neighbouring records of one runtime machine, placed by the runtime "
+             "classes) is told the same way, with its machine and the runtime's stored error line. "
+             "<a href='index.html'>Back to the dashboard</a>.</p>",
              _counts(table)]
     parts += [_event(e) for e in table.events]
     if classes is not None:

@@ -8,7 +8,7 @@ fills it from one results root.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from vkbench.execution.outcome import Outcome
 from vkbench.results.bugs import BugRow
 from vkbench.results.changes import Changes
 from vkbench.results.records import Recorded
+from vkbench.results.runtime_timeline import MachineTimeline
 from vkbench.site.navigation import AsvSite, Link
 
 
@@ -32,6 +33,8 @@ class SiteData:
     coverage_sets: list[dict[str, Any]]  #: ``coverage/*.json``: coverage per ExecuTorch commit
     sites: list[AsvSite]  #: the asv sites published under the html root
     links: list[Link]  #: the navigation every page header shows
+    #: ``upstream/``'s runtime machines: rungs and step limits over commits, in runtime-class order.
+    runtime_history: list[MachineTimeline] = field(default_factory=list)
 
     @property
     def results_root(self) -> Path:

@@ -1,7 +1,8 @@
 """Read :class:`~vkbench.site.data.SiteData` once from a results root: the one loader of the site.
 
 Each recorded file is read through its one reader (:func:`vkbench.results.records.read_recorded`);
-what the pages derive from it (the changes table, the bug rows, the runtime rows, the navigation)
+what the pages derive from it (the changes table, the bug rows, the runtime rows and the runtime
+machines' timelines over upstream commits, the navigation)
 is computed here once, not once per page: the changes table as events (:func:`vkbench.results.events.explain`)
 with the stored confirmations and release bases.
 """
@@ -18,6 +19,7 @@ from vkbench.results.bugs import bug_rows
 from vkbench.results.events import explain, read_bases
 from vkbench.results.ledger_file import release_names
 from vkbench.results.records import read_recorded
+from vkbench.results.runtime_timeline import timelines
 from vkbench.site.coverage import FOLDER as COVERAGE_FOLDER
 from vkbench.site.coverage import stored as stored_coverage
 from vkbench.site.data import SiteData
@@ -55,7 +57,7 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     for problem in recorded.problems:
         print(f"vkbench.site: skipped {problem}", file=sys.stderr)
     table = explain(recorded.upstream, recorded.classes, _stored(recorded.upstream.root),
-                    _bases(recorded.root / "history" / "release-bases.json"))
+                    _bases(recorded.root / "history" / "release-bases.json"), recorded.runtime_classes)
     bugs = bug_rows(recorded)
     rows = runtime_rows(recorded.releases)
     sets = stored_coverage(recorded.root / COVERAGE_FOLDER) if coverage_sets is None else coverage_sets
@@ -63,4 +65,5 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     return SiteData(recorded, table, bugs, release_names(recorded.ledger), rows,
                     policy_latency_tables(recorded.root / POLICY_LATENCY_FOLDER), sets, sites,
                     links(sites, changes=len(table.changes), coverage_sets=len(sets), runtime_rows=len(rows),
-                          bugs=len(bugs), events=len(table.events)))
+                          bugs=len(bugs), events=len(table.events)),
+                    timelines(recorded.upstream, recorded.runtime_classes))

@@ -7,9 +7,10 @@ page reads the asv result files of the releases (``<results root>/releases/<mach
 :class:`~vkbench.site.data.SiteData`) of every machine with runtime results and tabulates, per
 machine, the step limit (from ``track_steps_short_of_cap``: limit = cap - value) and, per n,
 execute time, µs per dispatch and max abs difference against eager; the policy
-ladder; plus runs recorded outside asv (``<results root>/runtime/policy-latency-*.json``:
-lavapipe with the tracer ON, which no asv machine holds). ``vkbench runtime`` prints the same
-tables from the checkout's results (:func:`main`).
+ladder; the runtime machines of ``<results root>/upstream/`` over the commits they recorded (rungs and
+step limits per commit, :mod:`vkbench.site.runtime_history`); plus runs recorded outside asv
+(``<results root>/runtime/policy-latency-*.json``: lavapipe with the tracer ON, which no asv machine
+holds). ``vkbench runtime`` prints the release tables from the checkout's results (:func:`main`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import Params, ResultFile, ResultSet
+from vkbench.results.runtime_timeline import MachineTimeline
 from vkbench.site.data import SiteData
+from vkbench.site.runtime_history import STYLE as HISTORY_STYLE
+from vkbench.site.runtime_history import section as history_section
 from vkbench.suite import catalogue
 from vkbench.suite.catalogue import Benchmark
 
@@ -142,19 +146,21 @@ def policy_latency_tables(folder: Path) -> list[tuple[str, list[Any]]]:
     return tables
 
 
-def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]]) -> str:
-
+def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]],
+           history: list[MachineTimeline] | None = None) -> str:
+    """The page: the releases' tables, then ``history`` (``results/upstream``'s runtime machines over
+    commits, :mod:`vkbench.site.runtime_history`), then the policy runs outside asv."""
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<title>vkbench: Vulkan runtime</title>",
              "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
              "table{border-collapse:collapse;margin:.5em 0 1.5em}"
              "td,th{border:1px solid #ccc;padding:.2em .6em;"
-             "text-align:right}th{background:#f4f4f4}</style></head><body>",
+             f"text-align:right}}th{{background:#f4f4f4}}{HISTORY_STYLE}</style></head><body>",
              "<h1>Vulkan runtime: <code>Many(n)</code> step limits and latency</h1>",
              "<p><code>Many(n)</code> is <code>x*1.0001+0.001</code> n times: 2 dispatches per step in one "
              "Vulkan delegate. The step limit is the largest n that executes (cap − asv's "
              "<code>track_steps_short_of_cap</code>). Numbers are read from the committed asv results; "
-             "<a href='index.html'>back</a>.</p>"]
+             "<a href='#upstream'>over upstream commits</a> below; <a href='index.html'>back</a>.</p>"]
     if not rows:
         parts.append("<p>No runtime results recorded yet.</p>")
     parts.append("<h2>Step limits</h2><table><tr><th>machine</th><th>commit</th><th>runner</th>"
@@ -188,6 +194,7 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
         for item in ladder:
             parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
         parts.append("</table>")
+    parts.append(history_section(history or [], _default_cap(), RUNNER_LABELS))
     recorded = policy_rows(rows)
     if recorded:
         parts.append("<h2>Policy forward latency (asv)</h2><table><tr><th>machine</th><th>runner</th>"
@@ -206,9 +213,10 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
 
 
 def write(html_root: Path, data: SiteData) -> Path:
-    """Write ``runtime.html``: the runtime rows of the releases and the policy runs outside asv."""
+    """Write ``runtime.html``: the runtime rows of the releases, the runtime machines of the upstream
+    results over commits, and the policy runs outside asv."""
     path = Path(html_root) / "runtime.html"
-    path.write_text(render(data.runtime_rows, data.policy_runs))
+    path.write_text(render(data.runtime_rows, data.policy_runs, data.runtime_history))
     return path
 
 

@@ -1,0 +1,146 @@
+"""The runtime over upstream commits: rungs and step limits per machine, and rung steps as events.
+
+A tiny results tree in a temp dir: one runtime machine that recorded ``ProbeLadder`` at three upstream
+commits (runtime classes 0, 1 and 3; files dated out of order, so the order must come from the classes),
+a step limit at one of them only, and a lowering machine beside it. Between classes 0 and 1 one probe
+starts to load and another stops loading (exact: adjacent classes); at class 3 the suite changed, so
+its step is left out. Read through the CLI (``vkbench changes --json`` and its text), the changes page
+and the runtime page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from asv_json import SUITE, count_row, write_result
+
+from vkbench.cli import main
+from vkbench.commits.classes import Classes, CommitClass
+from vkbench.results import sidecar
+from vkbench.results.asv_files import read_dir
+from vkbench.results.events import explain
+from vkbench.results.model import Failure
+from vkbench.results.runtime_timeline import runtime_steps, timelines
+from vkbench.site import changes_page, runtime_page
+from vkbench.site.load import load_site_data
+from vkbench.suite import catalogue
+
+START, C0, C0B, C1, C2, C3 = (c * 40 for c in "012345")
+LADDER, LIMIT, CPU = catalogue.PROBE_LADDER.name, catalogue.STEP_LIMIT.name, catalogue.PROBE_CPU_OPS.name
+MACHINE = "lavapipe-test-tracer-off"
+PROBES = ["'probe/mish'", "'probe/index_dim1'"]
+RUNNERS = ["'python'", "'native'"]
+NAN = math.nan
+IVEC = "VecUtils.h:367 make_ivec2: (ints.size() == 2) is false!"
+TENSOR_REF = "Value.h:262: (isTensorRef()) is false!"
+LINEAR = "backends/vulkan/runtime/graph/ops/impl/Linear.cpp"
+
+
+def _ladder(mish: int, index: int, version: str = SUITE) -> list:
+    """``ProbeLadder`` over probe x runner: the Python runner is n/a here (NaN), the C++ runner records."""
+    return [[NAN, mish, NAN, index], [PROBES, RUNNERS], version, 1, 1.0]
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    root = tmp_path / "results"
+    upstream = root / "upstream"
+    # (commit, date, mish rung, index_dim1 rung, suite): mish 3 -> 0 and index_dim1 0 -> 3 at C1
+    for commit, date, mish, index, version in ((C1, 1, 0, 3, SUITE), (C0, 3, 3, 0, SUITE),
+                                                 (C3, 2, 0, 0, "suite-fedcba9876543210")):
+        rows = {LADDER: _ladder(mish, index, version)}
+        if commit == C1:
+            rows[LIMIT] = [[NAN, 2977], [RUNNERS], version, 1, 1.0]
+        path = write_result(upstream, commit, date, rows, machine=MACHINE)
+        stopped = {"probe/mish": mish, "probe/index_dim1": index}
+        lines = {"probe/mish": IVEC, "probe/index_dim1": TENSOR_REF}
+        sidecar.merge(path, failures=[(LADDER, (probe, "native"), Failure("load", lines[probe]))
+                                      for probe, missed in stopped.items() if missed])
+    write_result(upstream, C0, 1, {CPU: count_row(["'mish'"], [2])}, machine="x86-lowering")
+    history = root / "history"
+    Classes("gate", f"{START[:8]}..{C3[:8]}", [CommitClass(C0, "g0", "1.5.0", [C0, C0B, C1, C2, C3])]).write(
+        history / "classes-gate.json")
+    Classes("runtime", f"{START[:8]}..{C3[:8]}", [
+        CommitClass(C0, "r0", "1.5.0", [C0, C0B]),
+        CommitClass(C1, "r1", "1.5.0", [C1], [LINEAR],
+                    "[ET-VK] Fix linear (#30001)", "30001"),
+        CommitClass(C2, "r2", "1.5.0", [C2], ["backends/vulkan/runtime/vk_api/Pipeline.cpp"]),
+        CommitClass(C3, "r3", "1.5.0", [C3], ["backends/vulkan/runtime/VulkanBackend.cpp"])]).write(
+        history / "classes-runtime.json")
+    return root
+
+
+def _runtime_classes(root: Path) -> Classes:
+    return Classes.read(root / "history" / "classes-runtime.json")
+
+
+def test_the_timeline_follows_the_runtime_classes(results: Path) -> None:
+    (timeline,) = timelines(read_dir(results / "upstream"), _runtime_classes(results))
+    assert timeline.machine == MACHINE  # the lowering machine records no runtime value
+    assert [c.label for c in timeline.columns] == [f"{C0[:8]}, runtime class 0", f"{C1[:8]}, runtime class 1",
+                                                   f"{C3[:8]}, runtime class 3"]
+    mish = timeline.rungs[(LADDER, "probe/mish", "native")]
+    assert (mish[C0].name, mish[C0].reason, mish[C1].name) == ("lowered", f"load: {IVEC}", "matches")
+    assert (LADDER, "probe/mish", "python") not in timeline.rungs  # n/a is no rung
+    assert timeline.short_of_cap == {"native": {C1: 2977}}
+    steps = [(key[1], a.commit, b.commit) for key, a, b in timeline.steps()]
+    assert sorted(steps) == [("probe/index_dim1", C0, C1), ("probe/index_dim1", C1, C3),
+                             ("probe/mish", C0, C1)]
+
+
+def test_a_rung_step_is_an_event_like_a_lowering_step(results: Path) -> None:
+    table = explain(read_dir(results / "upstream"), None, {}, None, _runtime_classes(results))
+    (event,) = table.events
+    assert (event.commit, event.exact, event.subject, event.pr, event.files) == (
+        C1, True, "[ET-VK] Fix linear (#30001)", "30001", [LINEAR])
+    assert event.regression  # index_dim1 stops loading
+    assert [(r.param, r.values(), r.machine) for r in event.rows] == [
+        ("probe/index_dim1, native", "matches -> lowered", MACHINE),
+        ("probe/mish, native", "lowered -> matches", MACHINE)]
+    assert event.reasons == [f"load: {TENSOR_REF}", f"load: {IVEC}"]
+    assert "runtime steps not re-measured" in event.confirmation
+    assert "--set-commit-hash SHA --machine lavapipe-test-tracer-off" in event.repro
+    assert f"for SHA in {C1[:8]}^ {C1[:8]}" in event.repro and "--tracer off" in event.repro
+    # class 3 was recorded by another suite: its step is left out and counted, never a row
+    assert table.left_out_counts()["suite changed"] == 1
+    assert table.steps_to_confirm() == []  # history confirm's aot build has no Vulkan runtime
+    # one commit recorded: no neighbours, no steps
+    only = read_dir(results / "upstream")
+    only.files = [f for f in only.files if f.commit == C1]
+    assert runtime_steps(only, _runtime_classes(results)) == ([], [])
+
+
+def test_the_cli_and_the_pages_tell_it(results: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["changes", "--results", str(results / "upstream"), "--classes",
+            str(results / "history" / "classes-gate.json")]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (event,) = out["events"]
+    assert event["commit"] == C1 and event["regression"] and f"load: {TENSOR_REF}" in event["reasons"]
+    assert {(s["param"], s["before"], s["after"], s["machine"]) for s in event["steps"]} == {
+        ("probe/index_dim1, native", 0, 3, MACHINE), ("probe/mish, native", 3, 0, MACHINE)}
+    assert out["left_out"]["suite changed"] == 1
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("1 events (1 regressing), 2 steps")
+    assert f"REGRESSION {C1[:8]} #30001 [ET-VK] Fix linear (#30001)" in text
+    assert "matches -> lowered" in text and f"{C1[:8]} on {MACHINE}" in text
+
+    html_root = tmp_path / "html"
+    html_root.mkdir()
+    data = load_site_data(html_root, results, coverage_sets=[])
+    changes = changes_page.write(html_root, data).read_text()
+    assert f"id='event-{C1[:8]}'" in changes and "lowered → matches" in changes
+    assert f"{C1[:8]} on {MACHINE}" in changes and TENSOR_REF in changes
+    page = runtime_page.write(html_root, data).read_text()
+    assert f"<h3>{MACHINE} <small>(3 commits recorded, 3 rung steps between neighbours)</small></h3>" in page
+    assert page.count("runtime class 1</small>") == 2  # the rung grid and the step-limit table
+    assert f"title='lowered: load: {IVEC}'" in page.replace("&#x27;", "'")
+    cap = runtime_page._default_cap()
+    assert f"<td>{cap - 2977}</td>" in page and page.count("not recorded</td>") == 2 + 3  # C0, C3; dispatch
+    # framed: the three differences from the previous record (the one across the suite change included)
+    assert page.count("rung r3 step") == 1 and page.count("rung r0 step") == 2
