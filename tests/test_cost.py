@@ -152,7 +152,10 @@ def test_a_setup_cache_recorded_at_another_line_still_counts_for_its_module():
 
     known = {"bench_probes:20", "bench_policies:2"}
     used = {"bench_probes:20"}
-    assert _used_cache("<setup_cache bench_probes:20>", used, known)
-    assert _used_cache("<setup_cache bench_probes:19>", used, known)  # the source moved since
-    assert not _used_cache("<setup_cache bench_policies:2>", used, known)  # not in the tier
-    assert not _used_cache("<build>", used, known)
+    old_only = {"bench_probes:19"}  # a file recorded before the source moved
+    both = {"bench_probes:19", "bench_probes:20"}  # re-recorded since: the older run's duration stays in it
+    assert _used_cache("<setup_cache bench_probes:20>", used, known, both)
+    assert _used_cache("<setup_cache bench_probes:19>", used, known, old_only)  # the source moved since
+    assert not _used_cache("<setup_cache bench_probes:19>", used, known, both)  # not this run's cost
+    assert not _used_cache("<setup_cache bench_policies:2>", used, known, old_only)  # not in the tier
+    assert not _used_cache("<build>", used, known, both)

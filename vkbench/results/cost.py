@@ -91,19 +91,30 @@ def _sampled_seconds(result: BenchmarkResult) -> list[float]:
     ]
 
 
-def _used_cache(duration_key: str, used: set[str], known: set[str]) -> bool:
+def _cache_key(duration_key: str) -> str | None:
+    """``bench_x:LINE`` of a ``<setup_cache bench_x:LINE>`` duration, else ``None``."""
+    if duration_key.startswith("<setup_cache ") and duration_key.endswith(">"):
+        return duration_key[len("<setup_cache "):-1]
+    return None
+
+
+def _used_cache(duration_key: str, used: set[str], known: set[str], present: set[str]) -> bool:
     """Whether ``<setup_cache bench_x:LINE>`` is one of the ``used`` caches.
 
     A key names the line of its ``setup_cache``; when the suite's source moved
     since the file was recorded, a key no current benchmark has counts for the
-    used cache of its module. ``known``: every ``setup_cache_key`` of the current suite.
+    used cache of its module, unless the file also holds a current key of that module (a commit
+    re-recorded by a newer suite keeps the older run's durations: they are not this run's cost).
+    ``known``: every ``setup_cache_key`` of the current suite; ``present``: the file's cache keys.
     """
-    if not (duration_key.startswith("<setup_cache ") and duration_key.endswith(">")):
+    key = _cache_key(duration_key)
+    if key is None:
         return False
-    key = duration_key[len("<setup_cache "):-1]
     if key in used:
         return True
-    return key not in known and key.split(":")[0] in {u.split(":")[0] for u in used}
+    module = key.split(":")[0]
+    return (key not in known and module in {u.split(":")[0] for u in used}
+            and not any(k in used and k.split(":")[0] == module for k in present))
 
 
 def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
@@ -152,7 +163,8 @@ def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
     if not count:
         return None
     known = {meta["setup_cache_key"] for meta in benchmarks.values() if meta.get("setup_cache_key")}
-    wall += sum(v for k, v in record.durations.items() if _used_cache(k, caches, known))
+    present = {key for key in map(_cache_key, record.durations) if key}
+    wall += sum(v for k, v in record.durations.items() if _used_cache(k, caches, known, present))
     wall += record.durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
     work += sum(records.values())
     return TierCost(record.machine, record.commit, tier, count, round(wall, 1), round(work, 1),
