@@ -391,6 +391,19 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
                   suite_before=previous.version(bench.name), suite_after=current.version(bench.name))
 
 
+def compared(line: str, bench: catalogue.Benchmark, param: str, before: Point, after: Point,
+             previous: ResultFile, current: ResultFile, cause: CommitClass | None, exact: bool) -> Change | LeftOut:
+    """A step between two neighbours: a row when one suite digest recorded both sides, else the step
+    left out with why (two suites; an older suite, whose points are drawn but never compared). The one
+    decision for the lowering's steps and the runtime's (:mod:`vkbench.results.runtime_timeline`)."""
+    suite = suite_of(bench, previous, current)
+    if suite == SAME:
+        return _row(line, bench, param, before, after, previous, current, cause, exact, suite)
+    return LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]), previous.commit, current.commit,
+                   line, OLDER_SUITE if suite == OLDER else suite, previous.version(bench.name),
+                   current.version(bench.name))
+
+
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
     if before == after:
         return False
@@ -461,7 +474,7 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
     A point is compared with the same point at the previous commit of its line that recorded it
     with the same suite digest (a gate commit between two full-tier ones does not hide a VLA entry's
     step, and a class recorded by an older suite as well does not hide today's record of it). Points
-    of an older suite are never compared: their steps are left out (:data:`OLDER`), and so is a
+    of an older suite are never compared: their steps are left out (:data:`OLDER_SUITE`), and so is a
     step between neighbours of two suites (:data:`SUITE_CHANGED`), as asv would.
     """
     index = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
@@ -474,16 +487,10 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
             return  # one class: the same lowering inputs
         if not _is_step(bench, before[0], after[0]):
             return
-        suite = suite_of(bench, previous, current)
-        if suite == SAME:
-            cause = classes.classes[index[current.commit]] if line == "main" and classes else None
-            exact = cause is not None and index[current.commit] == index[previous.commit] + 1
-            rows.append(_row(line, bench, param, before, after, previous, current, cause, exact, suite))
-        else:
-            left_out.append(LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]),
-                                    previous.commit, current.commit, line,
-                                    OLDER_SUITE if suite == OLDER else suite,
-                                    previous.version(bench.name), current.version(bench.name)))
+        cause = classes.classes[index[current.commit]] if line == "main" and classes else None
+        exact = cause is not None and index[current.commit] == index[previous.commit] + 1
+        found = compared(line, bench, param, before, after, previous, current, cause, exact)
+        (rows if isinstance(found, Change) else left_out).append(found)
 
     for line, files in lines(found, classes).items():
         for bench in COUNTS + DETERMINISTIC + TIMINGS:

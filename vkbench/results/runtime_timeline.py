@@ -13,7 +13,7 @@ changes table adds to the lowering's steps: a ladder point whose rung differs be
 recorded commits of one machine is a :class:`~vkbench.results.changes.Change` built exactly as a
 lowering step is (exact on the first commit of the later runtime class when the two sit in adjacent
 classes, the stored error line as its reason), so :mod:`vkbench.results.events` tells it as an event
-with no second machinery. Neighbours whose stored suite versions differ are left out and counted, as
+with no second machinery. Neighbours of two suites, or of an older one, are left out and counted, as
 for the lowering. Commits outside the classified range (releases) are drawn but never compared:
 they are off the first-parent line.
 """
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from vkbench.commits.classes import Classes
-from vkbench.results.changes import OLDER, SAME, Change, LeftOut, _merge, _reason, _row, suite_of
+from vkbench.results.changes import Change, LeftOut, _merge, _reason, compared
 from vkbench.results.confirmations import asv_name
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import ResultFile, ResultSet
@@ -155,7 +155,8 @@ def _read(timeline: MachineTimeline, commit: str, record: ResultFile) -> None:
 
 def runtime_steps(found: ResultSet, classes: Classes | None) -> tuple[list[Change], list[LeftOut]]:
     """Every rung step of every runtime machine (:meth:`MachineTimeline.steps`) as changes-table rows (one
-    suite on both sides, or an older one) and the steps left out (their stored suite versions differ)."""
+    suite digest on both sides) and the steps left out (two suites, or an older one), decided as the
+    lowering's are (:func:`vkbench.results.changes.compared`)."""
     rows: list[Change] = []
     left_out: list[LeftOut] = []
     benches = {b.name: b for b in LADDERS}
@@ -164,18 +165,16 @@ def runtime_steps(found: ResultSet, classes: Classes | None) -> tuple[list[Chang
             bench, param, by_commit = benches[name], f"{entry}, {runner}", timeline.rungs[(name, entry, runner)]
             before, after = by_commit[previous.commit], by_commit[current.commit]
             old, new = timeline.records[previous.commit], timeline.records[current.commit]
-            suite = suite_of(bench, old, new)
-            if suite not in (SAME, OLDER):
-                left_out.append(LeftOut(name, param, before.missed, after.missed, old.commit, new.commit, "main",
-                                        suite, old.version(name), new.version(name)))
-                continue
             assert classes and previous.runtime_class is not None and current.runtime_class is not None
             exact = current.runtime_class == previous.runtime_class + 1  # the range's base is -1
-            row = _row("main", bench, param, (before.missed, before.reason), (after.missed, after.reason), old,
-                       new, classes.classes[current.runtime_class], exact, suite)
-            row.machine = timeline.machine
-            row.repro = runtime_repro([row])
-            rows.append(row)
+            found = compared("main", bench, param, (before.missed, before.reason), (after.missed, after.reason),
+                             old, new, classes.classes[current.runtime_class], exact)
+            if isinstance(found, LeftOut):
+                left_out.append(found)
+                continue
+            found.machine = timeline.machine
+            found.repro = runtime_repro([found])
+            rows.append(found)
     return rows, left_out
 
 
