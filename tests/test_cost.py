@@ -82,6 +82,29 @@ def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(result
     assert gate.commit == "a" * 40 and gate.machine == "box" and gate.benchmarks == 4
 
 
+def _started(results: Path, at_ms: dict[str, int]) -> None:
+    path = results / "box" / "aaaaaaaa-env.json"
+    data = json.loads(path.read_text())
+    for name, started in at_ms.items():
+        data["results"][name][COLUMNS.index("started_at")] = started
+    path.write_text(json.dumps(data))
+
+
+def test_processes_side_by_side_cost_the_longest(results, monkeypatch):
+    """``vkbench upstream --split 2``: the probes in one asv process, the policy in another at once."""
+    _tiers(monkeypatch, r"^bench_probes\.|PolicyPartition", ABSENT, ABSENT)
+    t0 = 1_780_000_000_000
+    probe_coverage, probe_work = PROBE_TRACKS
+    _started(results, {probe_coverage: t0, catalogue.POLICY_WORK.name: t0 + 500, probe_work: t0 + 2000})
+    [gate] = costs(results)
+    # probes: 2 + 2 s and their cache 10; the policy beside them: 1 s and its cache 50; then the build
+    assert gate.wall_s == pytest.approx(max(2 + 2 + 10, 1 + 50) + 5)
+    assert gate.work_s == pytest.approx(3 + 40)  # the work is the same either way
+    # the same benchmarks one after another (one process, or runs at different times): the sum
+    _started(results, {probe_coverage: t0, probe_work: t0 + 2000, catalogue.POLICY_WORK.name: t0 + 60_000})
+    assert costs(results)[0].wall_s == pytest.approx(2 + 2 + 10 + 1 + 50 + 5)
+
+
 def test_a_file_is_reported_as_the_largest_tier_it_holds(results, monkeypatch):
     _tiers(monkeypatch, r"^bench_probes\.", r"^bench_probes\.|time_partition|^bench_policies\.", ABSENT)
     [standard] = costs(results)

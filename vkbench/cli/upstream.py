@@ -12,6 +12,7 @@ from vkbench.suite.tiers import TIERS
 _EPILOG = """examples:
   vkbench upstream --mirror /srv/mirrors/executorch.git -- run HASHFILE:hashes.txt -b ProbeCoverage
   vkbench upstream --mirror /srv/mirrors/executorch.git -- run v1.3.0^! -b ProbeCoverage
+  vkbench upstream --mirror /srv/mirrors/executorch.git --tier gate --split 2 -- run HASHFILE:hashes.txt
   vkbench upstream --mirror /srv/mirrors/executorch.git -- continuous v1.4.0 main
   vkbench upstream --mirror /srv/mirrors/executorch.git -- publish
 
@@ -41,6 +42,10 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument("--tier", choices=list(TIERS),
                         help="add the tier's asv -b pattern (run, continuous, find; "
                              "see vkbench/suite/tiers.py)")
+    parser.add_argument("--split", type=int, default=1, metavar="N",
+                        help="asv run only: deal the -b pattern's alternatives to N asv processes side "
+                             "by side (own environments and results folders), merged after; on 2 cores "
+                             "--split 2 (vkbench/runs/split.py)")
     parser.add_argument("asv_args", nargs=argparse.REMAINDER,
                         help="-- then an asv subcommand and its arguments (run, continuous, compare, find, "
                              "publish, ...)")
@@ -54,6 +59,6 @@ def _upstream(args: argparse.Namespace) -> int:
 
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
-                   args.state_dir, args.tier)
+                   args.state_dir, args.tier, args.split)
     except (UpstreamError, GitError) as error:  # a mirror git cannot read: one line, not a traceback
         raise UsageError(str(error)) from error

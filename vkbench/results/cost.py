@@ -19,6 +19,14 @@ A ``time_`` benchmark whose parameters span tiers (``time_partition`` 400 is
 not in the gate) has its duration split by the sampled time of each
 parameter, since asv stores one duration per benchmark.
 
+A run split over asv processes side by side (``vkbench upstream --split N``,
+:mod:`vkbench.runs.split`) costs its longest process, not their sum. One asv
+process runs benchmarks one after another, so benchmarks whose times overlap
+(``started_at`` + ``duration``) ran in different processes: the file's
+benchmarks are dealt to as few processes as their times allow, and the wall is
+the longest process's (its benchmarks and the ``setup_cache`` they used). A file
+written by one process, or by runs at different times, is one process: the sum.
+
 Since tiers are stored beside the results, a file's tier is the one it was
 recorded under. For files recorded before that, the tier is inferred: the
 suite grows while old results stay: a benchmark that no file in the
@@ -34,7 +42,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +125,38 @@ def _used_cache(duration_key: str, used: set[str], known: set[str], present: set
             and not any(k in used and k.split(":")[0] == module for k in present))
 
 
+@dataclass
+class _Process:
+    """The benchmarks one asv process ran for a file: their seconds, caches, and when it was free (ms)."""
+
+    seconds: float = 0.0
+    caches: set[str] = field(default_factory=set)
+    free_at: float = -math.inf
+
+
+#: asv's ``started_at`` is whole milliseconds and its ``duration`` excludes a little bookkeeping.
+_SLACK_MS = 1000.0
+
+
+def _processes(rows: list[tuple[BenchmarkResult, float, str | None]]) -> list[_Process]:
+    """Deal the benchmarks to as few asv processes as their overlapping times need (one process runs
+    one benchmark at a time): each goes to the process that became free last before it started."""
+    processes = [_Process()]
+    for held, seconds, cache in sorted(rows, key=lambda row: row[0].started_at or 0):
+        start = held.started_at
+        free = [p for p in processes if start is None or p.free_at <= start + _SLACK_MS]
+        if not free:
+            free = [_Process()]
+            processes.append(free[0])
+        process = max(free, key=lambda p: p.free_at)
+        process.seconds += seconds
+        if cache:
+            process.caches.add(cache)
+        if start is not None:
+            process.free_at = max(process.free_at, start + 1000 * (held.duration or 0.0))
+    return processes
+
+
 def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
               unrecorded: frozenset[str] = frozenset(), *, stored: bool = False) -> TierCost | None:
     """The tier's cost in one result file, or ``None`` when the file lacks some of its benchmarks.
@@ -125,9 +165,26 @@ def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
     ``stored``: the tier is the one written beside the file when it was recorded, so a gap is
     not a reason to doubt it (the benchmark was skipped or failed in that run).
     """
-    pattern = TIERS[tier]
-    wall = work = 0.0
-    caches: set[str] = set()
+    cost = _pattern_cost(record, benchmarks, TIERS[tier], unrecorded, stored)
+    if cost is None:
+        return None
+    count, wall, work = cost
+    return TierCost(record.machine, record.commit, tier, count, round(wall, 1), round(work, 1),
+                    TARGET_MINUTES.get(tier))
+
+
+def pattern_seconds(record: ResultFile, benchmarks: dict[str, Any], pattern: str) -> float:
+    """Wall seconds of the benchmarks an ``asv run -b`` pattern selects in one file, with the
+    ``setup_cache`` they used (0 where the file holds none of them)."""
+    cost = _pattern_cost(record, benchmarks, pattern, frozenset(), stored=True)
+    return cost[1] if cost else 0.0
+
+
+def _pattern_cost(record: ResultFile, benchmarks: dict[str, Any], pattern: str, unrecorded: frozenset[str],
+                  stored: bool) -> tuple[int, float, float] | None:
+    """``(benchmarks, wall seconds, unique work seconds)`` of the pattern's benchmarks in one file."""
+    work = 0.0
+    rows: list[tuple[BenchmarkResult, float, str | None]] = []  # what each benchmark cost, its cache
     records: dict[tuple[str, str], float] = {}
     count = 0
     for name, meta in benchmarks.items():
@@ -149,9 +206,7 @@ def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
             work += sum(sampled[i] for i in chosen if i < len(sampled))
             total = sum(sampled)
             share = sum(sampled[i] for i in chosen if i < len(sampled)) / total if total else share
-        wall += (held.duration or 0.0) * share
-        if meta.get("setup_cache_key"):
-            caches.add(meta["setup_cache_key"])
+        rows.append((held, (held.duration or 0.0) * share, meta.get("setup_cache_key")))
         if name.endswith("." + WORK_TRACK):
             module = name.split(".", 1)[0]
             combos = _combos(params)
@@ -164,11 +219,11 @@ def tier_cost(record: ResultFile, benchmarks: dict[str, Any], tier: str,
         return None
     known = {meta["setup_cache_key"] for meta in benchmarks.values() if meta.get("setup_cache_key")}
     present = {key for key in map(_cache_key, record.durations) if key}
-    wall += sum(v for k, v in record.durations.items() if _used_cache(k, caches, known, present))
+    wall = max(process.seconds + sum(v for k, v in record.durations.items()
+                                     if _used_cache(k, process.caches, known, present))
+               for process in _processes(rows))  # side by side, the longest; one process, the sum
     wall += record.durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
-    work += sum(records.values())
-    return TierCost(record.machine, record.commit, tier, count, round(wall, 1), round(work, 1),
-                    TARGET_MINUTES.get(tier))
+    return count, wall, work + sum(records.values())
 
 
 def inferred_tier(record: ResultFile, benchmarks: dict[str, Any],

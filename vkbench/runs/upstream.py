@@ -33,15 +33,19 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from vkbench import git
 from vkbench.paths import ROOT
+from vkbench.results import sidecar
 from vkbench.results.asv_files import without_unreadable
+from vkbench.results.failure_log import LOG_SETTING
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
+from vkbench.runs import split as split_run
 from vkbench.runs.provenance import run_provenance
 from vkbench.suite.tiers import bench_args
 
@@ -282,9 +286,16 @@ def machine_known(machine: str) -> bool:
 
 
 def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = DEFAULT_CONFIG,
-        state_dir: Path = STATE_DIR, tier: str | None = None) -> int:
-    """Run one asv subcommand against the mirror; return asv's exit status."""
+        state_dir: Path = STATE_DIR, tier: str | None = None, split: int = 1) -> int:
+    """Run one asv subcommand against the mirror; return asv's exit status.
+
+    ``split`` > 1 deals an ``asv run``'s benchmarks to that many asv processes side by side
+    (:mod:`vkbench.runs.split`)."""
     command = asv_command(config_out, asv_args, machine, tier)
+    if split > 1 and command[3] != "run":
+        raise UpstreamError(f"--split works with asv run only, not {command[3]}")
+    if split > 1 and not split_run.selected(command):
+        raise UpstreamError("--split deals the benchmarks of a -b pattern or --tier: give one")
     env = prepare(mirror, state_dir)
     config = write_config(config_out)
     if command[3] in RECORDING_SUBCOMMANDS and not machine_known(machine):
@@ -307,9 +318,46 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
             per_commit[record.commit] = commit_provenance(gdir, record.commit)
         return per_commit[record.commit]
 
+    if split > 1:
+        return _run_split(command, env, config, results, split, state_dir, machine, tier, about)
     with recording(results, run_provenance(command, tier), about) as log_env:
-        run_env = {**env, "VKBENCH_FAILURE_LOG": log_env["VKBENCH_FAILURE_LOG"]}
+        run_env = {**env, LOG_SETTING: log_env[LOG_SETTING]}
         return subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
+
+
+def _run_split(command: list[str], env: Mapping[str, str], config: Path, results: Path, processes: int,
+               state_dir: Path, machine: str, tier: str | None,
+               about: Callable[[ResultFile], Provenance]) -> int:
+    """``asv run`` as ``processes`` asv processes side by side, each stamped in its own results
+    folder, then merged into ``results``; the worst exit status."""
+    pattern = split_run.selected(command)
+    patterns = split_run.deal(pattern, processes, split_run.measured_seconds(results, machine, pattern))
+    running: list[subprocess.Popen[bytes]] = []
+    parts = []
+    try:
+        with ExitStack() as stack:
+            for index, part in enumerate(patterns):
+                part_config, part_results = split_run.part_config(config, index, state_dir)
+                at = command.index("--config") + 1  # the part's config in place of the run's
+                part_command = split_run.with_bench([*command[:at], str(part_config), *command[at + 1:]],
+                                                    part)
+                stamp = run_provenance(part_command, tier)
+                log_env = stack.enter_context(recording(part_results, stamp, about))
+                print("+ " + " ".join(part_command), file=sys.stderr, flush=True)
+                running.append(subprocess.Popen(part_command, cwd=ROOT,
+                                                env={**env, LOG_SETTING: log_env[LOG_SETTING]}))
+                parts.append(part_results)
+            codes = [process.wait() for process in running]
+    finally:
+        for process in running:
+            if process.poll() is None:
+                process.terminate()
+    written = {path for part in parts for path in split_run.merge_results(part, results)}
+    for path in sorted(written):
+        sidecar.merge(path, Provenance(bench_pattern=pattern))  # the merged file: all processes' pattern
+    print(f"vkbench upstream: {len(patterns)} asv processes side by side, merged into {len(written)} "
+          f"result file(s) in {results}", file=sys.stderr)
+    return max(codes)
 
 
 #: Release tags: what the published graphs show on their top axis (not ``ciflow/*`` or ``-rc`` tags).
