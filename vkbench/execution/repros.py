@@ -230,12 +230,17 @@ def crash_line(rc: int, output: str) -> str:
     return f"error: {stage} crashed: {name} (exit {rc})"
 
 
+#: The library ``vkbench build full`` makes and ``vkbench runtime build-runner`` copies beside the runner.
+VULKAN_LIBRARY = "libexecutorch_backend_vulkan.so"
+
+
 def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] | None = None,
                timeout: float = 300) -> ReproRecord:
     """Run each runtime reproducer's saved bundle (``export_bundles``) with the C++ runner.
 
     Each run is its own ``pte_runner`` process (an abort ends only it). The record's ``python`` is
-    the runner's path and ``build`` names the libraries beside it.
+    the runner's path and ``build`` names the libraries beside it, and whether the Vulkan backend is
+    one of them (``vulkan_backend``, as a Python run's build says whether it registered).
     """
     import numpy as np
 
@@ -244,7 +249,8 @@ def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] 
 
     libraries = sorted(p.name for p in Path(runner_path).parent.glob("*.so"))
     record = ReproRecord(machine, dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ"), str(runner_path),
-                         {"runner": "pte_runner (C++)", "libraries": libraries},
+                         {"runner": "pte_runner (C++)", "libraries": libraries,
+                          "vulkan_backend": VULKAN_LIBRARY in libraries},
                          device.vulkan_devices().get("devices", []))
     for path in paths if paths is not None else runtime_reproducers():
         expected = docstring_line(path, "Expected")
