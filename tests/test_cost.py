@@ -82,11 +82,13 @@ def test_gate_counts_work_once_and_splits_a_time_benchmark_by_its_samples(result
     assert gate.commit == "a" * 40 and gate.machine == "box" and gate.benchmarks == 4
 
 
-def _started(results: Path, at_ms: dict[str, int]) -> None:
+def _started(results: Path, at: dict[str, tuple[int, float]]) -> None:
+    """Set when (ms) each benchmark started and how long (s) it ran."""
     path = results / "box" / "aaaaaaaa-env.json"
     data = json.loads(path.read_text())
-    for name, started in at_ms.items():
+    for name, (started, seconds) in at.items():
         data["results"][name][COLUMNS.index("started_at")] = started
+        data["results"][name][COLUMNS.index("duration")] = seconds
     path.write_text(json.dumps(data))
 
 
@@ -94,15 +96,18 @@ def test_processes_side_by_side_cost_the_longest(results, monkeypatch):
     """``vkbench upstream --split 2``: the probes in one asv process, the policy in another at once."""
     _tiers(monkeypatch, r"^bench_probes\.|PolicyPartition", ABSENT, ABSENT)
     t0 = 1_780_000_000_000
-    probe_coverage, probe_work = PROBE_TRACKS
-    _started(results, {probe_coverage: t0, catalogue.POLICY_WORK.name: t0 + 500, probe_work: t0 + 2000})
+    coverage, work = PROBE_TRACKS
+    policy = catalogue.POLICY_WORK.name
+    # one process: the policy's cache (50 s), then the policy (30 s); the other, at the same time: the
+    # probes' cache (10 s), then the two probe tracks (30 s each)
+    _started(results, {coverage: (t0 + 10_000, 30.0), work: (t0 + 40_000, 30.0), policy: (t0 + 50_000, 30.0)})
     [gate] = costs(results)
-    # probes: 2 + 2 s and their cache 10; the policy beside them: 1 s and its cache 50; then the build
-    assert gate.wall_s == pytest.approx(max(2 + 2 + 10, 1 + 50) + 5)
+    assert gate.wall_s == pytest.approx(max(10 + 30 + 30, 50 + 30) + 5)  # and the build
     assert gate.work_s == pytest.approx(3 + 40)  # the work is the same either way
     # the same benchmarks one after another (one process, or runs at different times): the sum
-    _started(results, {probe_coverage: t0, probe_work: t0 + 2000, catalogue.POLICY_WORK.name: t0 + 60_000})
-    assert costs(results)[0].wall_s == pytest.approx(2 + 2 + 10 + 1 + 50 + 5)
+    _started(results, {coverage: (t0 + 10_000, 30.0), work: (t0 + 40_000, 30.0),
+                       policy: (t0 + 120_000, 30.0)})
+    assert costs(results)[0].wall_s == pytest.approx(10 + 30 + 30 + 50 + 30 + 5)
 
 
 def test_a_file_is_reported_as_the_largest_tier_it_holds(results, monkeypatch):

@@ -135,12 +135,15 @@ class _Process:
 
 
 #: asv's ``started_at`` is whole milliseconds and its ``duration`` excludes a little bookkeeping.
-_SLACK_MS = 1000.0
+_SLACK_MS = 2000.0
 
 
-def _processes(rows: list[tuple[BenchmarkResult, float, str | None]]) -> list[_Process]:
-    """Deal the benchmarks to as few asv processes as their overlapping times need (one process runs
-    one benchmark at a time): each goes to the process that became free last before it started."""
+def _processes(rows: list[tuple[BenchmarkResult, float, str | None]],
+               durations: dict[str, float]) -> list[_Process]:
+    """Deal the benchmarks to as few asv processes as their times need: one process runs one
+    benchmark at a time, so a benchmark that starts before every process is free opens another.
+    Of the free ones it goes to the process whose end, plus the module's ``setup_cache`` where that
+    process has not run it yet, lies nearest its start (asv runs the cache just before)."""
     processes = [_Process()]
     for held, seconds, cache in sorted(rows, key=lambda row: row[0].started_at or 0):
         start = held.started_at
@@ -148,7 +151,14 @@ def _processes(rows: list[tuple[BenchmarkResult, float, str | None]]) -> list[_P
         if not free:
             free = [_Process()]
             processes.append(free[0])
-        process = max(free, key=lambda p: p.free_at)
+        pending = durations.get(f"<setup_cache {cache}>", 0.0) if cache else 0.0
+
+        def gap(process: _Process, start: float | None = start, pending: float = pending,
+                cache: str | None = cache) -> float:
+            ready = process.free_at + 1000 * (0.0 if cache in process.caches else pending)
+            return abs((start or 0) - ready) if process.free_at > -math.inf else math.inf
+
+        process = min(free, key=gap)
         process.seconds += seconds
         if cache:
             process.caches.add(cache)
@@ -221,7 +231,7 @@ def _pattern_cost(record: ResultFile, benchmarks: dict[str, Any], pattern: str, 
     present = {key for key in map(_cache_key, record.durations) if key}
     wall = max(process.seconds + sum(v for k, v in record.durations.items()
                                      if _used_cache(k, process.caches, known, present))
-               for process in _processes(rows))  # side by side, the longest; one process, the sum
+               for process in _processes(rows, record.durations))  # side by side: the longest
     wall += record.durations.get("<build>", 0.0)  # building the commit (aot: seconds) is part of its cost
     return count, wall, work + sum(records.values())
 
