@@ -173,6 +173,8 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
     for row in rows:
         labels = [label for label in many_labels()
                   if any(_has_value(values.get(label)) for values in row["many"].values())]
+        if not labels:
+            continue  # a machine with ladder records only (the H100): no Many(n) table to draw
         where = f"{row['cpu']}, " if row["cpu"] else ""
         parts.append(f"<h2>{html.escape(row['machine'])} <small>({html.escape(where)}"
                      f"commit {row['commit']})</small></h2><table><tr><th>n</th>"
