@@ -38,6 +38,14 @@ def test_the_heaviest_alternative_goes_to_the_lightest_process() -> None:
         split.deal("a", 0, {})
 
 
+def test_a_benchmark_is_never_dealt_to_two_processes() -> None:
+    names = ["bench_a.A.track_x(50)", "bench_a.A.track_x(100)", "bench_b.B.track_y"]
+    pattern = r"track_x\(50\)|bench_b|track_x\(100\)"
+    assert split.units(pattern, names) == ["bench_b", r"track_x\(50\)|track_x\(100\)"]
+    assert split.deal(pattern, 3, {}, names) == ["track_x\\(50\\)|track_x\\(100\\)", "bench_b"]
+    assert split.units(pattern, []) == split.alternatives(pattern)  # nothing recorded yet: as given
+
+
 def test_the_bench_patterns_of_a_command_are_replaced_by_the_processs() -> None:
     command = ["asv", "run", "-b", "x", "--bench=y", "--bench", "z", "HEAD^!"]
     assert split.selected(command) == "x|z|y"
@@ -63,14 +71,18 @@ def test_a_processs_files_merge_into_the_results_folder(tmp_path: Path) -> None:
     sidecar.merge(kept, Provenance(tier="gate"),
                   patterns={"bench_a.A.track_x": "a", "bench_b.B.track_y": "b"})
     (into / "benchmarks.json").write_text(json.dumps({"bench_a.A.track_x": {"v": 1}, "version": 2}))
-    done = _result(part, {"bench_b.B.track_y": [[3], [["'p'"]], "v2", 9000, 4.0]},
+    # the process's folder was seeded with the file: bench_a's row is the seed's (same start), so it
+    # is not the process's to write, whatever it holds
+    done = _result(part, {"bench_a.A.track_x": [[99], [["'p'"]], "v1", 1000, 1.0],
+                          "bench_b.B.track_y": [[3], [["'p'"]], "v2", 9000, 4.0]},
                    {"<setup_cache bench_b:1>": 7.0, "<build>": 3.0})
     failure = Failure(stage="load", error="boom")
-    sidecar.merge(done, Provenance(tier="gate", bench_pattern="b"), [("bench_b.B.track_y", ["p"], failure)],
-                  patterns={"bench_b.B.track_y": "b"})
+    sidecar.merge(done, Provenance(tier="gate", bench_pattern="b"),
+                  [("bench_b.B.track_y", ["p"], failure), ("bench_a.A.track_x", ["p"], failure)],
+                  patterns={"bench_a.A.track_x": "a-seeded", "bench_b.B.track_y": "b"})
     (part / "benchmarks.json").write_text(json.dumps({"bench_b.B.track_y": {"v": 2}, "version": 2}))
 
-    assert split.merge_results(part, into) == [kept]
+    assert split.merge_results([part], into) == [kept]
     merged = read_file(kept)
     assert merged.results["bench_a.A.track_x"].values == [1]  # kept: the part did not run it
     rerun = merged.results["bench_b.B.track_y"]
@@ -79,6 +91,7 @@ def test_a_processs_files_merge_into_the_results_folder(tmp_path: Path) -> None:
                                 "<build>": 3.0}
     assert merged.sidecar.patterns == {"bench_a.A.track_x": "a", "bench_b.B.track_y": "b"}
     assert merged.sidecar.failures[("bench_b.B.track_y", ("p",))].error == "boom"
+    assert ("bench_a.A.track_x", ("p",)) not in merged.sidecar.failures
     assert json.loads((into / "benchmarks.json").read_text()) == {
         "bench_a.A.track_x": {"v": 1}, "bench_b.B.track_y": {"v": 2}, "version": 2}
 
@@ -86,18 +99,24 @@ def test_a_processs_files_merge_into_the_results_folder(tmp_path: Path) -> None:
 def test_a_new_commit_is_copied_and_a_foreign_file_refused(tmp_path: Path) -> None:
     into, part = tmp_path / "results", tmp_path / "part"
     new = _result(part, {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0]}, {}, commit="b" * 40)
-    [written] = split.merge_results(part, into)
+    [written] = split.merge_results([part], into)
     assert written == into / "box" / new.name and (into / "box" / "machine.json").is_file()
     assert read_file(written).results["bench_a.A.track_x"].values == [1]
     other = json.loads(new.read_text()) | {"env_name": "another-env"}
+    other["results"]["bench_a.A.track_x"][3] = 2000  # a row run again, in another environment
     new.write_text(json.dumps(other))
     with pytest.raises(ValueError, match="env_name"):
-        split.merge_results(part, into)
+        split.merge_results([part], into)
 
 
 def test_each_process_gets_its_own_results_and_environments(tmp_path: Path) -> None:
     config = tmp_path / "upstream.conf.json"
     config.write_text(json.dumps({"results_dir": "results", "env_dir": "/x/.asv/env", "repo": "r"}))
+    recorded = _result(tmp_path / "results", {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0]}, {})
+    sidecar.merge(recorded, Provenance(tier="gate"))
+    seeded_config, seeded = split.part_config(config, 0, tmp_path / "seeded", tmp_path / "results", "box")
+    assert sorted(p.name for p in (seeded / "box").iterdir()) == sorted(
+        p.name for p in recorded.parent.iterdir())  # asv keeps earlier points there, as in place
     first, first_results = split.part_config(config, 0, tmp_path / "state")
     second, second_results = split.part_config(config, 1, tmp_path / "state")
     assert json.loads(first.read_text())["env_dir"] == "/x/.asv/env"  # the run's own
@@ -148,3 +167,17 @@ def test_a_split_run_merges_what_each_process_recorded(tmp_path: Path) -> None:
     assert provenance.base_wheel == "1.5.1"  # each process's file was stamped before the merge
     started = [r.started_at for r in record.results.values()]
     assert max(started) - min(started) < 1000  # side by side, not one after the other
+
+
+def test_a_row_one_process_wrote_is_not_undone_by_anothers_seed(tmp_path: Path) -> None:
+    """Both folders start as copies of the results; each rewrites its own rows, keeps the others."""
+    into = tmp_path / "results"
+    seed = {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0],
+            "bench_b.B.track_y": [[2], [["'p'"]], "v1", 1000, 1.0]}
+    target = _result(into, seed, {})
+    _result(tmp_path / "p0", seed | {"bench_a.A.track_x": [[10], [["'p'"]], "v1", 5000, 1.0]}, {})
+    _result(tmp_path / "p1", seed | {"bench_b.B.track_y": [[20], [["'p'"]], "v1", 6000, 1.0]}, {})
+    assert split.merge_results([tmp_path / "p0", tmp_path / "p1"], into) == [target]
+    merged = read_file(target)
+    assert merged.results["bench_a.A.track_x"].values == [10]
+    assert merged.results["bench_b.B.track_y"].values == [20]

@@ -14,7 +14,9 @@ times back as processes side by side.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -55,17 +57,49 @@ def alternatives(pattern: str) -> list[str]:
     return [*parts, current]
 
 
-def deal(pattern: str, processes: int, seconds: Mapping[str, float]) -> list[str]:
-    """``pattern``'s alternatives dealt to at most ``processes`` patterns, each alternative, heaviest
-    first (``seconds``; unknown ones count 1 s), to the process with the fewest seconds so far."""
+def units(pattern: str, names: Sequence[str]) -> list[str]:
+    """``pattern``'s alternatives, those that select points of one benchmark joined into one (asv
+    writes a benchmark's whole row, so two processes must never share one). ``names``: the points as
+    asv matches ``-b`` against them (``bench.Class.track(param, ...)``)."""
+    groups: list[list[str]] = []
+    for alternative in alternatives(pattern):
+        hits = {name.split("(", 1)[0] for name in names if re.search(alternative, name)}
+        joined = [g for g in groups if hits & {n.split("(", 1)[0] for n in names
+                                               if re.search("|".join(g), n)}]
+        for group in joined:
+            groups.remove(group)
+        groups.append([a for g in joined for a in g] + [alternative])
+    return ["|".join(group) for group in groups]
+
+
+def deal(pattern: str, processes: int, seconds: Mapping[str, float],
+         names: Sequence[str] = ()) -> list[str]:
+    """``pattern``'s alternatives (:func:`units` of them) dealt to at most ``processes`` patterns, each,
+    heaviest first (``seconds`` of its alternatives; unknown ones count 1 s), to the process with
+    the fewest seconds so far."""
     if processes < 1:
         raise ValueError(f"--split needs at least 1 process, got {processes}")
+
+    def weight(unit: str) -> float:
+        return sum(seconds.get(a, 1.0) for a in alternatives(unit))
+
     loads: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(processes)]
-    for alternative in sorted(alternatives(pattern), key=lambda a: -seconds.get(a, 1.0)):
+    for unit in sorted(units(pattern, names), key=lambda u: -weight(u)):
         index = min(range(processes), key=lambda i: loads[i][0])
         total, dealt = loads[index]
-        loads[index] = (total + seconds.get(alternative, 1.0), [*dealt, alternative])
+        loads[index] = (total + weight(unit), [*dealt, unit])
     return ["|".join(dealt) for _, dealt in loads if dealt]
+
+
+def point_names(results: Path) -> list[str]:
+    """Every point of the suite as asv matches ``-b`` against it, from ``benchmarks.json``."""
+    names = []
+    for name, meta in read_listing(results).items():
+        params = meta.get("params") if isinstance(meta, dict) else None
+        if params is None:
+            continue
+        names += [f"{name}({', '.join(combo)})" for combo in itertools.product(*params)] if params else [name]
+    return names
 
 
 def measured_seconds(results: Path, machine: str, pattern: str) -> dict[str, float]:
@@ -83,25 +117,34 @@ def measured_seconds(results: Path, machine: str, pattern: str) -> dict[str, flo
     return seconds
 
 
-def merge_results(part: Path, into: Path) -> list[Path]:
-    """Merge one process's results folder into ``into``: each result file's rows and durations (the
-    part's win), its sidecar, ``benchmarks.json`` and a missing ``machine.json``. Returns the files
-    written."""
-    written = []
-    for path in result_paths(part):
-        target = into / path.relative_to(part)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        machine_file = path.parent / "machine.json"
-        if machine_file.is_file() and not (target.parent / "machine.json").exists():
-            shutil.copy2(machine_file, target.parent / "machine.json")
-        _merge_file(path, target)
-        _merge_sidecar(path, target)
-        written.append(target)
-    write_listing(into, {**read_listing(into), **read_listing(part)})
-    return written
+def merge_results(parts: Sequence[Path], into: Path) -> list[Path]:
+    """Merge the processes' results folders into ``into``: the rows each wrote (absent from ``into``
+    before the merge, or started at another time: the folders were seeded with ``into``'s files, so
+    asv kept their other points), the durations, the sidecar entries of those rows,
+    ``benchmarks.json`` and a missing ``machine.json``. Returns the files written."""
+    before = {path: {name: row.started_at for name, row in read_file(path).results.items()}
+              for path in result_paths(into)}
+    written: set[Path] = set()
+    for part in parts:
+        for path in result_paths(part):
+            target = into / path.relative_to(part)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            machine_file = path.parent / "machine.json"
+            if machine_file.is_file() and not (target.parent / "machine.json").exists():
+                shutil.copy2(machine_file, target.parent / "machine.json")
+            seeded = before.get(target, {})
+            rows = {name for name, row in read_file(path).results.items()
+                    if name not in seeded or seeded[name] != row.started_at}
+            if rows:
+                _merge_file(path, target, rows)
+                _merge_sidecar(path, target, rows)
+                written.add(target)
+        write_listing(into, {**read_listing(into), **read_listing(part)})
+    return sorted(written)
 
 
-def _merge_file(path: Path, target: Path) -> None:
+def _merge_file(path: Path, target: Path, rows: set[str]) -> None:
+    """Write the ``rows`` of ``path`` into ``target`` (a copy of ``path`` where there is none)."""
     new = read_file(path)
     if not target.exists():
         write_file(new, target)
@@ -112,7 +155,7 @@ def _merge_file(path: Path, target: Path) -> None:
     differ = [what for what, mine, theirs in pairs if mine != theirs]
     if differ:
         raise ValueError(f"{path} and {target} differ in {', '.join(differ)}: not one commit's results")
-    old.results.update(new.results)
+    old.results.update({name: new.results[name] for name in rows})
     build = max(old.durations.get("<build>", 0.0), new.durations.get("<build>", 0.0))
     old.durations.update(new.durations)
     if build:
@@ -120,13 +163,15 @@ def _merge_file(path: Path, target: Path) -> None:
     write_file(old, target)
 
 
-def _merge_sidecar(path: Path, target: Path) -> None:
+def _merge_sidecar(path: Path, target: Path, rows: set[str]) -> None:
     if not sidecar.path_for(path).is_file():
         return
     part = sidecar.read(path)
-    failures = [(name, list(params), failure) for (name, params), failure in part.failures.items()]
+    failures = [(name, list(params), failure) for (name, params), failure in part.failures.items()
+                if name in rows]
     cpu = {(module, workload): ops for module, found in part.cpu.items() for workload, ops in found.items()}
-    sidecar.merge(target, part.provenance, failures, part.inputs, dict(part.patterns), cpu, part.suite_reads)
+    patterns = {name: pattern for name, pattern in part.patterns.items() if name in rows}
+    sidecar.merge(target, part.provenance, failures, part.inputs, patterns, cpu, part.suite_reads)
 
 
 def selected(command: Sequence[str]) -> str:
@@ -149,14 +194,18 @@ def with_bench(command: Sequence[str], pattern: str) -> list[str]:
     return [*out, "-b", pattern]
 
 
-def part_config(config: Path, index: int, state_dir: Path) -> tuple[Path, Path]:
+def part_config(config: Path, index: int, state_dir: Path, seed: Path | None = None,
+                machine: str | None = None) -> tuple[Path, Path]:
     """``(config, results folder)`` of process ``index``: the run's asv config with its own results
-    folder (emptied) and environments."""
+    folder and environments. The folder starts as a copy of ``seed``'s files of ``machine`` (results
+    and sidecars), so asv keeps the points a benchmark's earlier runs recorded, as it does in place."""
     data = json.loads(config.read_text())
     results = state_dir / f"split-{index}" / "results"
     if results.exists():
         shutil.rmtree(results)
     results.mkdir(parents=True)
+    if seed is not None and machine is not None and (seed / machine).is_dir():
+        shutil.copytree(seed / machine, results / machine)
     data["results_dir"] = str(results)
     if index:  # the first process keeps the run's environments
         data["env_dir"] = f"{data.get('env_dir', '.asv/env')}-split-{index}"
@@ -165,5 +214,5 @@ def part_config(config: Path, index: int, state_dir: Path) -> tuple[Path, Path]:
     return path, results
 
 
-__all__ = ["alternatives", "deal", "measured_seconds", "merge_results", "part_config", "selected",
-           "with_bench"]
+__all__ = ["alternatives", "deal", "measured_seconds", "merge_results", "part_config", "point_names",
+           "selected", "units", "with_bench"]

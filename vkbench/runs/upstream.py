@@ -331,13 +331,14 @@ def _run_split(command: list[str], env: Mapping[str, str], config: Path, results
     """``asv run`` as ``processes`` asv processes side by side, each stamped in its own results
     folder, then merged into ``results``; the worst exit status."""
     pattern = split_run.selected(command)
-    patterns = split_run.deal(pattern, processes, split_run.measured_seconds(results, machine, pattern))
+    patterns = split_run.deal(pattern, processes, split_run.measured_seconds(results, machine, pattern),
+                              split_run.point_names(results))
     running: list[subprocess.Popen[bytes]] = []
     parts = []
     try:
         with ExitStack() as stack:
             for index, part in enumerate(patterns):
-                part_config, part_results = split_run.part_config(config, index, state_dir)
+                part_config, part_results = split_run.part_config(config, index, state_dir, results, machine)
                 at = command.index("--config") + 1  # the part's config in place of the run's
                 part_command = split_run.with_bench([*command[:at], str(part_config), *command[at + 1:]],
                                                     part)
@@ -352,8 +353,8 @@ def _run_split(command: list[str], env: Mapping[str, str], config: Path, results
         for process in running:
             if process.poll() is None:
                 process.terminate()
-    written = {path for part in parts for path in split_run.merge_results(part, results)}
-    for path in sorted(written):
+    written = split_run.merge_results(parts, results)
+    for path in written:
         sidecar.merge(path, Provenance(bench_pattern=pattern))  # the merged file: all processes' pattern
     print(f"vkbench upstream: {len(patterns)} asv processes side by side, merged into {len(written)} "
           f"result file(s) in {results}", file=sys.stderr)
