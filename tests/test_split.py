@@ -181,3 +181,16 @@ def test_a_row_one_process_wrote_is_not_undone_by_anothers_seed(tmp_path: Path) 
     merged = read_file(target)
     assert merged.results["bench_a.A.track_x"].values == [10]
     assert merged.results["bench_b.B.track_y"].values == [20]
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--split", "0", "--", "run", "HEAD^!"], "at least 1 (got 0)"),
+    (["--split", "2", "--", "continuous", "a", "b"], "asv run only, not continuous"),
+    (["--split", "2", "--", "run", "HEAD^!"], "a -b pattern or --tier"),
+])
+def test_a_split_the_run_cannot_take_is_one_line(tmp_path: Path, args: list[str], said: str) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "vkbench", "upstream", "--mirror", str(tmp_path), *args],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -57,6 +57,8 @@ def _upstream(args: argparse.Namespace) -> int:
     from vkbench.runs.ledger import machine_name
     from vkbench.runs.upstream import UpstreamError, run
 
+    if args.split < 1:
+        raise UsageError(f"--split takes a number of asv processes, at least 1 (got {args.split})")
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
                    args.state_dir, args.tier, args.split)
