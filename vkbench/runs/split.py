@@ -14,7 +14,6 @@ times back as processes side by side.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import shutil
@@ -31,6 +30,7 @@ from vkbench.results.asv_files import (
     write_listing,
 )
 from vkbench.results.cost import pattern_seconds
+from vkbench.results.model import BenchmarkResult
 
 
 def alternatives(pattern: str) -> list[str]:
@@ -61,15 +61,15 @@ def units(pattern: str, names: Sequence[str]) -> list[str]:
     """``pattern``'s alternatives, those that select points of one benchmark joined into one (asv
     writes a benchmark's whole row, so two processes must never share one). ``names``: the points as
     asv matches ``-b`` against them (``bench.Class.track(param, ...)``)."""
-    groups: list[list[str]] = []
+    groups: list[tuple[list[str], set[str]]] = []  # alternatives, the benchmarks they select
     for alternative in alternatives(pattern):
         hits = {name.split("(", 1)[0] for name in names if re.search(alternative, name)}
-        joined = [g for g in groups if hits & {n.split("(", 1)[0] for n in names
-                                               if re.search("|".join(g), n)}]
+        joined = [group for group in groups if group[1] & hits]
         for group in joined:
             groups.remove(group)
-        groups.append([a for g in joined for a in g] + [alternative])
-    return ["|".join(group) for group in groups]
+        groups.append(([a for g in joined for a in g[0]] + [alternative],
+                       hits.union(*(g[1] for g in joined))))
+    return ["|".join(group) for group, _ in groups]
 
 
 def deal(pattern: str, processes: int, seconds: Mapping[str, float],
@@ -93,13 +93,9 @@ def deal(pattern: str, processes: int, seconds: Mapping[str, float],
 
 def point_names(results: Path) -> list[str]:
     """Every point of the suite as asv matches ``-b`` against it, from ``benchmarks.json``."""
-    names = []
-    for name, meta in read_listing(results).items():
-        params = meta.get("params") if isinstance(meta, dict) else None
-        if params is None:
-            continue
-        names += [f"{name}({', '.join(combo)})" for combo in itertools.product(*params)] if params else [name]
-    return names
+    listing = read_listing(results)
+    return [quoted for name, meta in listing.items() if isinstance(meta, dict) and "params" in meta
+            for quoted in BenchmarkResult(name, meta["params"], []).quoted_names()]
 
 
 def measured_seconds(results: Path, machine: str, pattern: str) -> dict[str, float]:
