@@ -210,8 +210,8 @@ class Event:
         return {"commit": self.commit, "previous": self.previous, "exact": self.exact, "line": self.line,
                 "subject": self.subject, "pr": self.pr, "files": self.files, "regression": self.regression,
                 "steps": [{"benchmark": r.benchmark, "param": r.param, "before": r.before, "after": r.after,
-                           "line": r.line, "previous": r.previous, "commit": r.commit, "confirmed": r.confirmed,
-                           "machine": r.machine}
+                           "line": r.line, "previous": r.previous, "commit": r.commit,
+                           "confirmed": r.confirmed, "machine": r.machine}
                           for r in self.rows],
                 "reasons": self.reasons, "confirmation": self.confirmation, "repro": self.repro,
                 "repeated_on": self.repeated_on, "notes": self.notes}
@@ -223,7 +223,8 @@ class Changes:
     changes: list[Change]  #: the rows: upstream changes first, then those of an older suite
     left_out: list[LeftOut] = field(default_factory=list)  #: steps not reported, and why
     dropped: list[Change] = field(default_factory=list)  #: steps whose re-measurement did not reproduce
-    events: list[Event] = field(default_factory=list)  #: one per commit (:func:`vkbench.results.events.explain`)
+    #: One per commit (:func:`vkbench.results.events.explain`).
+    events: list[Event] = field(default_factory=list)
 
     @property
     def upstream(self) -> list[Change]:
@@ -392,16 +393,17 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
 
 
 def compared(line: str, bench: catalogue.Benchmark, param: str, before: Point, after: Point,
-             previous: ResultFile, current: ResultFile, cause: CommitClass | None, exact: bool) -> Change | LeftOut:
+             previous: ResultFile, current: ResultFile, cause: CommitClass | None,
+             exact: bool) -> Change | LeftOut:
     """A step between two neighbours: a row when one suite digest recorded both sides, else the step
     left out with why (two suites; an older suite, whose points are drawn but never compared). The one
     decision for the lowering's steps and the runtime's (:mod:`vkbench.results.runtime_timeline`)."""
     suite = suite_of(bench, previous, current)
     if suite == SAME:
         return _row(line, bench, param, before, after, previous, current, cause, exact, suite)
-    return LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]), previous.commit, current.commit,
-                   line, OLDER_SUITE if suite == OLDER else suite, previous.version(bench.name),
-                   current.version(bench.name))
+    return LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]), previous.commit,
+                   current.commit, line, OLDER_SUITE if suite == OLDER else suite,
+                   previous.version(bench.name), current.version(bench.name))
 
 
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:

@@ -307,5 +307,6 @@ def timing_verdict(step: Step, before: Timed | None, after: Timed | None,
     else:
         ok = bool(_is_result_better(a_value, b_value, a_ss, b_ss, factor))
     ratio = a_value / b_value if b_value else math.inf
-    return ok, (f"asv compare's decision (Mann-Whitney U, p < 0.002, factor {factor}) on {n_before}/{n_after} "
-                f"interleaved samples: median {b_value:.4g} -> {a_value:.4g} ({ratio:.2f}x)")
+    return ok, (f"asv compare's decision (Mann-Whitney U, p < 0.002, factor {factor}) on "
+                f"{n_before}/{n_after} interleaved samples: median {b_value:.4g} -> {a_value:.4g} "
+                f"({ratio:.2f}x)")

@@ -168,7 +168,8 @@ def place_releases(table: Changes, found: ResultSet, classes: Classes | None,
             continue
         low, high, base_before, base_after = window
         match = next((m for m in main if m.benchmark == row.benchmark and m.param == row.param
-                      and _direction(m) == _direction(row) and low < position.get(m.commit, -2) <= high), None)
+                      and _direction(m) == _direction(row) and low < position.get(m.commit, -2) <= high),
+                     None)
         if match is not None:
             row.event = match.event
             continue
@@ -196,16 +197,20 @@ def _merged(texts: list[str]) -> str:
 def reasons(rows: list[Change]) -> list[str]:
     """Each distinct reason of the rows once: a failure's line, or the partitioner's reasons for the CPU
     ops that left (before) or joined (after) the CPU, without their per-workload node counts; a runtime
-    rung's stored error line (where it stops now, else where it stopped before). Lines that differ only
-    in numbers (flatc's byte offset into each entry's schema.json) are one reason."""
+    rung's stored error line (a regression: where it stops now; an improvement: where it stopped
+    before, what the commit got past). Lines that differ only in numbers (flatc's byte offset into each
+    entry's schema.json) are one reason."""
     found: dict[str, list[str]] = {}
     for row in rows:
-        if (FAILED in (row.before, row.after) or row.benchmark == catalogue.PROBE_FAILED.name
-                or row.benchmark in LADDER_NAMES):
+        if row.benchmark in LADDER_NAMES:
+            texts = [row.reason_after or row.reason_before] if row.regression else [row.reason_before]
+        elif FAILED in (row.before, row.after) or row.benchmark == catalogue.PROBE_FAILED.name:
             texts = [row.reason_after or row.reason_before]
         else:
-            texts = [f"left the CPU: {_TIMES.sub('', part)}" for part in row.reason_before.split(" | ") if part]
-            texts += [f"joined the CPU: {_TIMES.sub('', part)}" for part in row.reason_after.split(" | ") if part]
+            texts = [f"left the CPU: {_TIMES.sub('', part)}"
+                     for part in row.reason_before.split(" | ") if part]
+            texts += [f"joined the CPU: {_TIMES.sub('', part)}"
+                      for part in row.reason_after.split(" | ") if part]
         for text in texts:
             if text:
                 found.setdefault(_NUMBER.sub("#", text), []).append(text)
@@ -220,8 +225,9 @@ def confirmation_text(rows: list[Change]) -> str:
     if done:
         first = done[0].confirmation
         assert first is not None
-        parts.append(f"{sum(1 for r in done if r.confirmed)} of {len(rows)} steps re-measured on both sides "
-                     f"and reproduced ({first.machine}, {first.date[:10]}, {first.suite or 'no suite digest'})")
+        parts.append(f"{sum(1 for r in done if r.confirmed)} of {len(rows)} steps re-measured on both "
+                     f"sides and reproduced ({first.machine}, {first.date[:10]}, "
+                     f"{first.suite or 'no suite digest'})")
     waiting = sum(1 for r in rows if r.suite == SAME and r.confirmation is None and not r.machine)
     if waiting:
         parts.append(f"{waiting} not confirmed yet (vkbench history confirm --mirror M)")
@@ -230,7 +236,8 @@ def confirmation_text(rows: list[Change]) -> str:
         parts.append(f"{runtime} runtime steps not re-measured: record both sides again, each with its own "
                      "Vulkan build (history confirm builds no runtime)")
     if older:
-        parts.append(f"{older} recorded by an older suite: re-record both sides with today's suite to confirm")
+        parts.append(f"{older} recorded by an older suite: re-record both sides with today's suite to "
+                     "confirm")
     return "; ".join(parts)
 
 
@@ -267,7 +274,8 @@ def build_events(table: Changes, classes: Classes | None = None,
         subject = head.subject or (f"between release tags {_span(head, bases)}" if head.line == "releases"
                                    else "")
         events.append(Event(commit, head.previous, head.exact, head.line, subject, head.pr, head.files,
-                            rows, reasons(rows), confirmation_text(rows), "; ".join(commands), repeated, notes))
+                            rows, reasons(rows), confirmation_text(rows), "; ".join(commands), repeated,
+                            notes))
     position = _position(classes) if classes else {}
     return sorted(events, key=lambda e: _order(e, position))
 
@@ -276,7 +284,8 @@ def explain(found: ResultSet, classes: Classes | None = None, confirmations: Sto
             bases: ReleaseBases | None = None, runtime_classes: Classes | None = None) -> Changes:
     """The changes table of ``found`` (:func:`vkbench.results.changes.changes`) with its release steps
     placed on the main line and its events; with ``runtime_classes`` (``classes-runtime.json``) the
-    runtime machines' rung steps are rows and events too (:func:`~vkbench.results.runtime_timeline.runtime_steps`)."""
+    runtime machines' rung steps are rows and events too
+    (:func:`~vkbench.results.runtime_timeline.runtime_steps`)."""
     table = changes(found, classes, confirmations, runtime_steps(found, runtime_classes))
     place_releases(table, found, classes, bases)
     table.events = build_events(table, classes, bases)

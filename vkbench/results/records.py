@@ -2,9 +2,9 @@
 
 The bug list, the changes table and every page of the site need the same files (asv's results of
 the releases and of upstream commits, the release ledger, the newest policy survey, the commit
-classes of the range, lowering's and runtime's, the reproducer runs). :func:`read_recorded` reads each through its one reader
-and keeps what could not be read as one line each, so callers compute from one object instead of
-re-reading (and re-parsing) the checkout.
+classes of the range, lowering's and runtime's, the reproducer runs). :func:`read_recorded` reads
+each through its one reader and keeps what could not be read as one line each, so callers compute
+from one object instead of re-reading (and re-parsing) the checkout.
 """
 
 from __future__ import annotations
@@ -57,5 +57,5 @@ def read_recorded(root: Path) -> Recorded:
         except (OSError, ValueError, KeyError, TypeError) as error:
             found[tier] = None
             problems.append(f"{root / 'history'}: {tier} classes not readable ({error})")
-    return Recorded(root, releases, upstream, ledger, survey, found["gate"], read_all(root / "bugs"), problems,
-                    found["runtime"])
+    return Recorded(root, releases, upstream, ledger, survey, found["gate"], read_all(root / "bugs"),
+                    problems, found["runtime"])

@@ -143,7 +143,8 @@ def _read(timeline: MachineTimeline, commit: str, record: ResultFile) -> None:
                 continue  # n/a (no runner here) is not a rung
             entry, runner = point.params
             reason = _reason(record.failure(bench.name, point.params)) if point.value else ""
-            timeline.rungs.setdefault((bench.name, entry, runner), {})[commit] = Rung(int(point.value), reason)
+            rungs = timeline.rungs.setdefault((bench.name, entry, runner), {})
+            rungs[commit] = Rung(int(point.value), reason)
     for point in record.points(catalogue.STEP_LIMIT.name):
         if point.value is not None and len(point.params) == 1:
             timeline.short_of_cap.setdefault(point.params[0], {})[commit] = point.value
@@ -162,13 +163,15 @@ def runtime_steps(found: ResultSet, classes: Classes | None) -> tuple[list[Chang
     benches = {b.name: b for b in LADDERS}
     for timeline in timelines(found, classes):
         for (name, entry, runner), previous, current in timeline.steps():
-            bench, param, by_commit = benches[name], f"{entry}, {runner}", timeline.rungs[(name, entry, runner)]
+            bench, param = benches[name], f"{entry}, {runner}"
+            by_commit = timeline.rungs[(name, entry, runner)]
             before, after = by_commit[previous.commit], by_commit[current.commit]
             old, new = timeline.records[previous.commit], timeline.records[current.commit]
             assert classes and previous.runtime_class is not None and current.runtime_class is not None
             exact = current.runtime_class == previous.runtime_class + 1  # the range's base is -1
-            found = compared("main", bench, param, (before.missed, before.reason), (after.missed, after.reason),
-                             old, new, classes.classes[current.runtime_class], exact)
+            found = compared("main", bench, param, (before.missed, before.reason),
+                             (after.missed, after.reason), old, new,
+                             classes.classes[current.runtime_class], exact)
             if isinstance(found, LeftOut):
                 left_out.append(found)
                 continue
@@ -190,6 +193,7 @@ def runtime_repro(rows: list[Change]) -> str:
         base = f"{head.commit[:8]}^" if head.exact else head.previous[:8]
         tracer = re.search(r"-tracer-(on|off)$", machine)
         build = f"vkbench build full CHECKOUT_AT_SHA --out VENV{f' --tracer {tracer[1]}' if tracer else ''}"
-        parts.append(f"for SHA in {base} {head.commit[:8]}: {build} && vkbench upstream --mirror MIRROR -- run "
-                     f"-E existing:VENV/bin/python --set-commit-hash SHA --machine {machine} -b \"{pattern}\"")
+        parts.append(f"for SHA in {base} {head.commit[:8]}: {build} && vkbench upstream --mirror MIRROR "
+                     f"-- run -E existing:VENV/bin/python --set-commit-hash SHA --machine {machine} "
+                     f"-b \"{pattern}\"")
     return "; ".join(parts)
