@@ -13,7 +13,8 @@ largest tier whose benchmarks the file holds), it reports
   where two classes of a module record the same workload, e.g. the gate's
   partition-only pass and the standard tier's full lowering of one policy,
   only the larger counts) plus the samples of every ``time_`` benchmark;
-* their ratio (**efficiency**): 1.0 means no work repeated and no overhead.
+* their ratio (**efficiency**): 1.0 means no work repeated and no overhead (processes side by side
+  can pass 1).
 
 A ``time_`` benchmark whose parameters span tiers (``time_partition`` 400 is
 not in the gate) has its duration split by the sampled time of each
