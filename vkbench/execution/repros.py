@@ -230,10 +230,6 @@ def crash_line(rc: int, output: str) -> str:
     return f"error: {stage} crashed: {name} (exit {rc})"
 
 
-#: The library ``vkbench build full`` makes and ``vkbench runtime build-runner`` copies beside the runner.
-VULKAN_LIBRARY = "libexecutorch_backend_vulkan.so"
-
-
 def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] | None = None,
                timeout: float = 300) -> ReproRecord:
     """Run each runtime reproducer's saved bundle (``export_bundles``) with the C++ runner.
@@ -244,13 +240,14 @@ def run_native(folder: Path, machine: str, runner_path: Path, paths: list[Path] 
     """
     import numpy as np
 
+    from vkbench.build.full import LIB_NAME  # the library `vkbench build full` makes
     from vkbench.execution.bundle import Bundle
     from vkbench.execution.runners import SCALAR_TYPES, runner_environment
 
     libraries = sorted(p.name for p in Path(runner_path).parent.glob("*.so"))
     record = ReproRecord(machine, dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ"), str(runner_path),
                          {"runner": "pte_runner (C++)", "libraries": libraries,
-                          "vulkan_backend": VULKAN_LIBRARY in libraries},
+                          "vulkan_backend": LIB_NAME in libraries},
                          device.vulkan_devices().get("devices", []))
     for path in paths if paths is not None else runtime_reproducers():
         expected = docstring_line(path, "Expected")

@@ -349,13 +349,18 @@ def _points(record: ResultFile, benchmark: catalogue.Benchmark) -> dict[str, tup
     return out
 
 
-def repro(points: list[tuple[str, str]], base: str, head: str) -> str:
-    """The ``vkbench upstream … continuous`` command that re-measures ``points`` (benchmark, param) on
-    both sides; the pattern is asv's ``name(params)`` (strings quoted, numbers bare)."""
+def points_pattern(points: list[tuple[str, str]]) -> str:
+    """An ``asv -b`` pattern selecting ``points`` (benchmark, param): asv's ``name(params)`` (strings
+    quoted, numbers bare)."""
     names = sorted({re.escape(asv_name(b, p)) for b, p in points})
     pattern = "^" + names[0] if len(names) == 1 else "^(" + "|".join(names) + ")"
-    if len(points) == 1 and not points[0][1]:
-        pattern += "$"
+    return pattern + "$" if len(points) == 1 and not points[0][1] else pattern
+
+
+def repro(points: list[tuple[str, str]], base: str, head: str) -> str:
+    """The ``vkbench upstream … continuous`` command that re-measures ``points`` (benchmark, param) on
+    both sides."""
+    pattern = points_pattern(points)
     short = base[:8] + ("^" if base.endswith("^") else "")
     return (f"vkbench upstream --mirror MIRROR -- continuous -f {TIMING_FACTOR} -b \"{pattern}\" "
             f"{short} {head[:8]}")

@@ -139,6 +139,14 @@ class _Process:
 _SLACK_MS = 2000.0
 
 
+def _gap(process: _Process, start: int | None, cache_seconds: float) -> float:
+    """How far from ``start`` (ms) the process was ready for a benchmark: its end plus the
+    ``setup_cache`` it still had to run; a process that ran nothing yet is the last resort."""
+    if process.free_at == -math.inf:
+        return math.inf
+    return abs((start or 0) - (process.free_at + 1000 * cache_seconds))
+
+
 def _processes(rows: list[tuple[BenchmarkResult, float, str | None]],
                durations: dict[str, float]) -> list[_Process]:
     """Deal the benchmarks to as few asv processes as their times need: one process runs one
@@ -153,13 +161,8 @@ def _processes(rows: list[tuple[BenchmarkResult, float, str | None]],
             free = [_Process()]
             processes.append(free[0])
         pending = durations.get(f"<setup_cache {cache}>", 0.0) if cache else 0.0
-
-        def gap(process: _Process, start: float | None = start, pending: float = pending,
-                cache: str | None = cache) -> float:
-            ready = process.free_at + 1000 * (0.0 if cache in process.caches else pending)
-            return abs((start or 0) - ready) if process.free_at > -math.inf else math.inf
-
-        process = min(free, key=gap)
+        gaps = [_gap(p, start, 0.0 if cache in p.caches else pending) for p in free]
+        process = free[gaps.index(min(gaps))]
         process.seconds += seconds
         if cache:
             process.caches.add(cache)

@@ -24,8 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from vkbench.commits.classes import Classes
-from vkbench.results.changes import Change, LeftOut, _merge, _reason, compared
-from vkbench.results.confirmations import asv_name
+from vkbench.results.changes import Change, LeftOut, _merge, _reason, compared, points_pattern
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.suite import catalogue
@@ -187,8 +186,7 @@ def runtime_repro(rows: list[Change]) -> str:
     parts = []
     for machine in sorted({r.machine for r in rows}):
         mine = [r for r in rows if r.machine == machine]
-        names = sorted({re.escape(asv_name(r.benchmark, r.param)) for r in mine})
-        pattern = "^" + names[0] if len(names) == 1 else "^(" + "|".join(names) + ")"
+        pattern = points_pattern([(r.benchmark, r.param) for r in mine])
         head = mine[0]
         base = f"{head.commit[:8]}^" if head.exact else head.previous[:8]
         tracer = re.search(r"-tracer-(on|off)$", machine)
