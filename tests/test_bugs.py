@@ -28,7 +28,10 @@ from vkbench.results.surveys import latest_survey
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
 #: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer.
-KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe"}  # its probe waits for the recording
+# A probe would be a new case of workloads/probes.py, which every gate module's digest covers: it would
+# start new series for the whole re-recorded history. Its runtime history is its reproducer's
+# (results/bugs/upstream).
+KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe"}
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 
@@ -409,6 +412,45 @@ def test_a_run_added_later_keeps_its_own_date_and_build(tmp_path):
     shown = by_id["load_segfault_input_staging"].repro_runs["m"]
     assert (shown["date"], shown["torch"], shown["executorch"]) == ("2026-12-07T10:00Z", "2.11.0", "3b60")
     assert by_id["load_make_ivec2"].repro_runs["m"]["torch"] == "2.13.0"
+
+
+def test_every_runtime_row_is_dated_by_the_runtime_history(rows):
+    """Every row that stops at load or run has a first bad and a fixed-in commit (or "before"/"open at")."""
+    undated = [row.id for row in rows if row.stage in RUNTIME_STAGES and row.owner in UPSTREAM
+               and not (row.first_bad and row.fixed_in)]
+    assert undated == []
+
+
+def test_a_row_without_a_probe_is_dated_by_its_reproducer_over_runtime_commits(tmp_path):
+    """``repro-run --commit``: each commit's runtime ran the reproducer; reproduced is bad, a clean run
+    (exit 0, not printed) good, and a run stopped by another failure (a missing op) says nothing."""
+    from vkbench.commits.classes import Classes, CommitClass
+    from vkbench.results import repro_runs
+    from vkbench.results.bugs import reproducer_dates
+    from vkbench.results.repro_runs import ReproRecord, ReproRun
+
+    base, c1, c2, c3 = ("0" * 40, "1" * 40, "2" * 40, "3" * 40)
+    classes = Classes("runtime", f"{base[:8]}..{c3[:8]}", [
+        CommitClass(c1, "d1", "1.4.1", [c1]), CommitClass(c2, "d2", "1.4.1", [c2]),
+        CommitClass(c3, "d3", "1.5.1", [c3])])
+    crash = ReproRun(-11, True, "SIGSEGV", "error: SIGSEGV", 0.1)
+    clean = ReproRun(0, False, "SIGSEGV", "ok", 0.1)
+    other = ReproRun(-6, False, "SIGSEGV", "Missing operator: aten.gt.Scalar", 0.1)
+
+    def at(commit: str, run: ReproRun) -> ReproRecord:
+        return ReproRecord("lava", "2026-12-06T19:00Z", "pte_runner", {"commit": commit}, runs={"seg": run})
+
+    folder = tmp_path / "bugs" / "upstream"
+    runs = ((base, crash), (c1, other), (c2, crash), (c3, clean))
+    paths = [repro_runs.write(at(commit, run), folder) for commit, run in runs]
+    assert [p.name for p in paths][0] == "repro-runs-lava-00000000.json"
+    records = repro_runs.read_all(folder)
+    assert [r.commit for r in records] == [base, c1, c2, c3]
+    first_bad, fixed_in, summary = reproducer_dates("seg", records, classes)
+    assert (first_bad, fixed_in) == ("before 00000000", "33333333")
+    assert "reproduced on 2 of 3 recorded commits" in summary  # c1's other failure said nothing
+    assert reproducer_dates("seg", records[:1], classes)[:2] == ("before 00000000", "open at 00000000")
+    assert reproducer_dates("absent", records, classes) == ("", "", "")
 
 
 def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,7 +97,11 @@ def add_parser(sub: Subparsers) -> None:
     repro_run.add_argument("bundles", type=Path, help="the folder repro-export wrote")
     repro_run.add_argument("--machine", required=True, help="the device and build the record is for")
     repro_run.add_argument("--pte-runner", type=Path, help="default: $VKBENCH_PTE_RUNNER")
-    repro_run.add_argument("--out", type=Path, help="records folder (default: results/bugs)")
+    repro_run.add_argument("--commit", help="the ExecuTorch commit (40 hex digits) whose Vulkan runtime the "
+                                            "runner was built from: a runtime-history record, written to "
+                                            "results/bugs/upstream")
+    repro_run.add_argument("--out", type=Path, help="records folder (default: results/bugs, or "
+                                                    "results/bugs/upstream with --commit)")
     repro_run.set_defaults(run=_repro_run)
 
     inputs = actions.add_parser("inputs", help="the ExecuTorch files a Vulkan runtime build compiled or "
@@ -270,11 +275,18 @@ def _repro_run(args: argparse.Namespace) -> int:
     runner = args.pte_runner or settings.path("VKBENCH_PTE_RUNNER")
     if runner is None or not Path(runner).is_file():
         raise UsageError("repro-run needs a built pte_runner (--pte-runner or VKBENCH_PTE_RUNNER)")
+    if args.commit is not None and not re.fullmatch(r"[0-9a-f]{40}", args.commit):
+        raise UsageError(f"--commit must be a full ExecuTorch commit (40 hex digits), got {args.commit!r}")
+    if not args.bundles.is_dir():
+        raise UsageError(f"no bundle folder {args.bundles}")
     record = repros.run_native(args.bundles, args.machine, Path(runner).absolute())
+    if args.commit:
+        record.build["commit"] = args.commit
     for name, run in record.runs.items():
         print(f"{name}: {'reproduced' if run.reproduced else 'NOT reproduced'} (rc {run.rc}, "
               f"{run.seconds}s): {run.line}")
-    print(f"written: {repro_runs.write(record, *([args.out] if args.out else []))}")
+    folder = args.out or (repro_runs.HISTORY if args.commit else repro_runs.RECORDS)
+    print(f"written: {repro_runs.write(record, folder)}")
     return 0
 
 

@@ -20,7 +20,9 @@ What does not change with the data is written once, in ``bugs.toml`` (read by
   a runtime row left empty there is dated by its probe's runtime ladder in ``results/upstream``
   (``ProbeLadder``, ordered by the runtime classes, ``results/history/classes-runtime.json``): "before
   <range start>" / "open at <newest>" where the failure holds at an end, a class's first commit where
-  two recorded neighbouring classes differ, ``A..B (bisect)`` where recorded commits are further apart.
+  two recorded neighbouring classes differ, ``A..B (bisect)`` where recorded commits are further apart;
+  a runtime row with no probe, by its reproducer's runs with upstream commits' runtimes
+  (``results/bugs/upstream``, :func:`reproducer_dates`), in the same order and the same words.
 
 A blocked entry that matches no row gets a row of its own, keyed by its stage and failure key
 (:mod:`vkbench.results.failure_key`, the key ``vkbench changes`` reads too; owner ``not classified``),
@@ -51,7 +53,7 @@ from vkbench.results.ladder import probe_rungs_by_commit, rungs_reached, stop_re
 from vkbench.results.model import Failure
 from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
 from vkbench.results.records import Recorded, read_recorded
-from vkbench.results.repro_runs import ReproRecord
+from vkbench.results.repro_runs import ReproRecord, ReproRun
 
 Rungs = dict[str, dict[str, str]]  #: entry -> "machine (runner)" -> rung reached
 Reasons = dict[str, dict[str, Failure]]  #: entry -> "machine (runner)" -> the stored runtime failure
@@ -155,22 +157,52 @@ def runtime_dates(stage: str, by_commit: dict[str, dict[str, str]],
     """``(first_bad, fixed_in, summary)`` of a runtime row from its probe's upstream ladder points.
 
     A commit is bad where every recorded rung stops at the row's stage, good where every one is past
-    it; others (not lowered, machines disagreeing) say nothing. Commits go in runtime-class order; the
-    range's base (``A`` of ``A..B``) comes first."""
-    if classes is None or not by_commit:
+    it; others (not lowered, machines disagreeing) say nothing."""
+    verdicts = {commit: (True if all(r == _STOP[stage] for r in rungs.values())
+                         else False if all(r in _PAST[stage] for r in rungs.values()) else None)
+                for commit, rungs in by_commit.items()}
+    machines = sorted({m for rungs in by_commit.values() for m in rungs})
+    return dated(verdicts, classes, f"runtime ({', '.join(machines)}): stops at {stage}",
+                 f"runtime: past {stage}")
+
+
+def reproducer_dates(name: str, records: list[ReproRecord],
+                     classes: Classes | None) -> tuple[str, str, str]:
+    """``(first_bad, fixed_in, summary)`` of a runtime row from its reproducer's runs by upstream commits'
+    runtimes (``results/bugs/upstream``): bad where it reproduced on every machine, good where it ran
+    clean (exit 0, the failure not printed) on every one; others say nothing."""
+    runs: dict[str, dict[str, ReproRun]] = {}
+    for record in records:
+        if record.commit and name in record.runs:
+            runs.setdefault(record.commit, {})[record.machine] = record.runs[name]
+    verdicts = {commit: (True if all(r.reproduced for r in found.values())
+                         else False if all(r.rc == 0 and not r.reproduced for r in found.values()) else None)
+                for commit, found in runs.items()}
+    machines = sorted({m for found in runs.values() for m in found})
+    return dated(verdicts, classes, f"reproducer ({', '.join(machines)}): reproduced",
+                 "reproducer: not reproduced")
+
+
+def dated(verdicts: dict[str, bool | None], classes: Classes | None, bad_is: str,
+          good_is: str) -> tuple[str, str, str]:
+    """``(first_bad, fixed_in, summary)`` from commit -> bad (True), good (False) or says nothing (None).
+
+    Commits go in runtime-class order; the range's base (``A`` of ``A..B``) comes first. "before <base>"
+    / "open at <newest>" where the failure holds at an end, a class's first commit where two recorded
+    neighbouring classes differ, ``A..B (bisect)`` where recorded commits are further apart."""
+    if classes is None or not verdicts:
         return "", "", ""
     base = classes.range.split("..")[0]
     position = {c: i for i, k in enumerate(classes.classes) for c in k.commits}
     points = []
-    for commit, rungs in by_commit.items():
+    for commit, bad_here in verdicts.items():
         index = -1 if commit.startswith(base) else position.get(commit)
-        bad = all(r == _STOP[stage] for r in rungs.values())
-        if index is not None and (bad or all(r in _PAST[stage] for r in rungs.values())):
-            points.append((index, commit, bad))
+        if index is not None and bad_here is not None:
+            points.append((index, commit, bad_here))
     points.sort()
     bad = [i for i, point in enumerate(points) if point[2]]
     if not bad:
-        return "", "", f"runtime: past {stage} on the {len(points)} recorded commits" if points else ""
+        return "", "", f"{good_is} on the {len(points)} recorded commits" if points else ""
 
     def step(before: tuple[int, str, bool], after: tuple[int, str, bool]) -> str:
         if after[0] == before[0] + 1 and after[0] >= 0:
@@ -186,9 +218,7 @@ def runtime_dates(stage: str, by_commit: dict[str, dict[str, str]],
                  else f"before {base[:8]}" if oldest.startswith(base) else f"at or before {oldest[:8]}")
     fixed_in = (step(points[last], points[last + 1]) if last + 1 < len(points)
                 else f"open at {points[last][1][:8]}")
-    machines = sorted({m for rungs in by_commit.values() for m in rungs})
-    return first_bad, fixed_in, (f"runtime ({', '.join(machines)}): stops at {stage} on {len(bad)} of "
-                                 f"{len(points)} recorded commits")
+    return first_bad, fixed_in, f"{bad_is} on {len(bad)} of {len(points)} recorded commits"
 
 
 def _still_stops(stage: str, rungs: dict[str, str]) -> bool:
@@ -278,6 +308,11 @@ def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Run
         runtime_classes = _runtime_classes(recorded.root)
         bad, fixed, said = runtime_dates(bug.stage, probe_rungs_by_commit(bug.probe, recorded.upstream),
                                          runtime_classes)
+        first_bad, fixed_in = first_bad or bad, fixed_in or fixed
+        summary = "; ".join(part for part in (summary, said) if part)
+    if bug.repro and bug.stage in RUNTIME_STAGES and not (first_bad and fixed_in):
+        bad, fixed, said = reproducer_dates(Path(bug.repro).stem, recorded.repro_history,
+                                            _runtime_classes(recorded.root))
         first_bad, fixed_in = first_bad or bad, fixed_in or fixed
         summary = "; ".join(part for part in (summary, said) if part)
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,

@@ -34,6 +34,8 @@ class Recorded:
     problems: list[str] = field(default_factory=list)  #: one line per file that could not be read
     #: ``history/classes-runtime.json``: the runtime classes, which order the runtime machines' commits.
     runtime_classes: Classes | None = None
+    #: ``bugs/upstream/repro-runs-*.json``: the reproducers run by upstream commits' runtimes.
+    repro_history: list[ReproRecord] = field(default_factory=list)
 
 
 def read_recorded(root: Path) -> Recorded:
@@ -58,4 +60,4 @@ def read_recorded(root: Path) -> Recorded:
             found[tier] = None
             problems.append(f"{root / 'history'}: {tier} classes not readable ({error})")
     return Recorded(root, releases, upstream, ledger, survey, found["gate"], read_all(root / "bugs"),
-                    problems, found["runtime"])
+                    problems, found["runtime"], read_all(root / "bugs" / "upstream"))

@@ -10,6 +10,11 @@ the seconds; and the build: executorch (version and git commit), torch, whether 
 registered, the Vulkan devices. The bug list and its page read the records back, so a row says where
 its reproducer was seen to fail and with which build.
 
+A record made with one ExecuTorch commit's Vulkan runtime (``vkbench runtime repro-run --commit``:
+the commit's C++ runner over the saved bundles) names that commit in its build (``commit``) and lives
+in ``results/bugs/upstream/``, one file per machine and commit: the runtime history of the
+reproducers, which dates a runtime row that has no probe (:mod:`vkbench.results.bugs`).
+
 The ``Expected:``/``Needs:`` docstring lines are read here and nowhere else.
 """
 
@@ -26,6 +31,8 @@ from vkbench.paths import RESULTS_ROOT, ROOT
 
 FORMAT = 1
 RECORDS = RESULTS_ROOT / "bugs"
+#: Records of one upstream commit's runtime each (their build's ``commit``), beside the machines' own.
+HISTORY = RECORDS / "upstream"
 REPRO = ROOT / "repro"
 
 
@@ -68,6 +75,15 @@ class ReproRecord:
     devices: list[dict[str, str]] = field(default_factory=list)
     runs: dict[str, ReproRun] = field(default_factory=dict)
 
+    @property
+    def commit(self) -> str:
+        """The ExecuTorch commit whose runtime ran (history records only; "" otherwise)."""
+        return str(self.build.get("commit") or "")
+
+    @property
+    def file_name(self) -> str:
+        return f"repro-runs-{self.machine}{'-' + self.commit[:8] if self.commit else ''}.json"
+
     def to_json(self) -> dict[str, Any]:
         data = {"vkbench_repro_runs": FORMAT, **asdict(self)}
         for run in data["runs"].values():  # a run of the record's own build and date says neither
@@ -108,9 +124,9 @@ def read(machine: str, folder: Path = RECORDS) -> ReproRecord | None:
 
 
 def write(record: ReproRecord, folder: Path = RECORDS) -> Path:
-    """Write (replace) the machine's record; returns its path."""
+    """Write (replace) the machine's record (of its commit, for a history record); returns its path."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"repro-runs-{record.machine}.json"
+    path = folder / record.file_name
     path.write_text(json.dumps(record.to_json(), indent=1, sort_keys=False) + "\n")
     return path
 
