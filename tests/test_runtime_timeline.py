@@ -101,12 +101,14 @@ def test_a_rung_step_is_an_event_like_a_lowering_step(results: Path) -> None:
         ("probe/index_dim1, native", "matches -> lowered", MACHINE),
         ("probe/mish, native", "lowered -> matches", MACHINE)]
     assert event.reasons == [f"load: {TENSOR_REF}", f"load: {IVEC}"]
-    assert "runtime steps not re-measured" in event.confirmation
+    assert "runtime steps not confirmed yet" in event.confirmation
     assert "--set-commit-hash SHA --machine lavapipe-test-tracer-off" in event.repro
     assert f"for SHA in {C1[:8]}^ {C1[:8]}" in event.repro and "--tracer off" in event.repro
     # class 3 was recorded by another suite: its step is left out and counted, never a row
     assert table.left_out_counts()["suite changed"] == 1
     assert table.steps_to_confirm() == []  # history confirm's aot build has no Vulkan runtime
+    assert [(m, s.key.param, s.key.previous, s.key.commit) for m, s in table.runtime_steps_to_confirm()] == [
+        (MACHINE, "probe/index_dim1, native", C0, C1), (MACHINE, "probe/mish, native", C0, C1)]
     # one commit recorded: no neighbours, no steps
     only = read_dir(results / "upstream")
     only.files = [f for f in only.files if f.commit == C1]
@@ -144,3 +146,37 @@ def test_the_cli_and_the_pages_tell_it(results: Path, tmp_path: Path,
     assert f"<td>{cap - 2977}</td>" in page and page.count("not recorded</td>") == 2 + 3  # C0, C3; dispatch
     # framed: the three differences from the previous record (the one across the suite change included)
     assert page.count("rung r3 step") == 1 and page.count("rung r0 step") == 2
+
+
+def test_runtime_steps_are_confirmed_each_side_on_its_own_runner(results: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``history confirm --runners DIR``: each side's runner (its own commit's, or a runtime-class mate's)
+    measures the step's points; equal rungs reproduce, and the verdict is stored and shown on the event.
+    ``measure`` (the real ladder functions over a real pte_runner) is replaced: CI has no Vulkan build."""
+    from vkbench.runs import confirm_runtime
+
+    runners = tmp_path / "runners"
+    for commit in (C0B, C1):  # C0's runner is its class mate C0B's
+        (runners / f"runner-{commit[:8]}").mkdir(parents=True)
+        (runners / f"runner-{commit[:8]}" / "pte_runner").write_text("")
+    classes = _runtime_classes(results)
+    assert confirm_runtime.runner_for(C0, runners, classes).parent.name == f"runner-{C0B[:8]}"
+    with pytest.raises(confirm_runtime.RunnerMissing, match=f"no runner for {C3[:8]}"):
+        confirm_runtime.runner_for(C3, runners, classes)
+    measured = {f"runner-{C0B[:8]}": {"probe/mish, native": 3.0, "probe/index_dim1, native": 0.0},
+                f"runner-{C1[:8]}": {"probe/mish, native": 0.0, "probe/index_dim1, native": 0.0}}
+    monkeypatch.setattr(confirm_runtime, "measure", lambda runner, steps: measured[runner.parent.name])
+    table = explain(read_dir(results / "upstream"), None, {}, None, classes)
+    done = confirm_runtime.confirm_runtime(results / "upstream", table.runtime_steps_to_confirm(), runners,
+                                           classes, log=lambda line: None)
+    verdicts = {c.param: (c.reproduced, c.machine, c.measured_before, c.measured_after) for c in done}
+    assert verdicts == {"probe/mish, native": (True, MACHINE, 3.0, 0.0),  # recorded 3 -> 0
+                        "probe/index_dim1, native": (False, MACHINE, 0.0, 0.0)}  # recorded 0 -> 3: not again
+    assert all(c.suite and c.suite.startswith("suite-") for c in done)
+    assert confirm_runtime.confirm_runtime(results / "upstream", table.runtime_steps_to_confirm(), runners,
+                                           classes, log=lambda line: None) == []  # stored: not re-run
+    from vkbench.results.confirmations import path_for, read
+
+    again = explain(read_dir(results / "upstream"), None, read(path_for(results / "upstream")), None, classes)
+    assert [r.param for r in again.dropped] == ["probe/index_dim1, native"]
+    assert [(r.param, r.confirmed) for e in again.events for r in e.rows] == [("probe/mish, native", True)]

@@ -95,7 +95,11 @@ def add_parser(sub: Subparsers) -> None:
 
     confirm = verbs.add_parser("confirm", help="measure both sides of every unconfirmed step again (one asv "
                                                "run per pair of commits) and store whether it reproduced")
-    confirm.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
+    confirm.add_argument("--mirror", type=Path,
+                         help="git dir of a pytorch/executorch mirror (for the lowering's steps)")
+    confirm.add_argument("--runners", type=Path, metavar="DIR",
+                         help="C++ runners per commit (DIR/runner-<sha8>/pte_runner): confirm the runtime "
+                              "steps, each side on its own runtime (VKBENCH_BUNDLES: the programs recorded)")
     confirm.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
                          help="recorded results (default: results/upstream); confirmations.json is kept "
                               "there")
@@ -206,6 +210,8 @@ def _confirm(args: argparse.Namespace) -> int:
     from vkbench.runs import confirm
     from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
 
+    if args.mirror is None and args.runners is None:
+        raise UsageError("history confirm needs --mirror (the lowering's steps) or --runners (the runtime's)")
     found, table = explained(args.results, args.classes)
     try:
         stored = confirmations.read(confirmations.path_for(args.results))
@@ -213,6 +219,28 @@ def _confirm(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     steps = confirmations.pending(table.steps_to_confirm(), stored)
     pairs = confirmations.pairs(steps)
+    runtime = [(m, s) for m, s in table.runtime_steps_to_confirm() if confirmations.lookup(stored, s) is None]
+    if runtime:
+        how = "" if args.runners else " (with --runners DIR: each side on its own runtime)"
+        print(f"{len(runtime)} runtime steps to confirm{how}", file=sys.stderr)
+    if args.runners is not None and not args.dry_run:
+        from vkbench.runs.confirm_runtime import RunnerMissing, confirm_runtime
+
+        if not args.runners.is_dir():
+            raise UsageError(f"no runners folder {args.runners}")
+        runtime_classes = _read_classes(classes_path("runtime")) if classes_path("runtime").exists() else None
+        try:
+            done_runtime = confirm_runtime(args.results, runtime, args.runners, runtime_classes)
+        except RunnerMissing as error:
+            raise UsageError(str(error)) from None
+        failed = sum(1 for c in done_runtime if not c.reproduced)
+        print(f"{len(done_runtime)} runtime steps confirmed now: {len(done_runtime) - failed} reproduced, "
+              f"{failed} did not")
+    if args.mirror is None:
+        if pairs:
+            print(f"{len(steps)} lowering steps wait for --mirror (a git dir of pytorch/executorch)",
+                  file=sys.stderr)
+        return 0
     machines = {f.commit: f.machine for f in found.files}
     print(f"{len(steps)} steps to confirm in {len(pairs)} asv runs ({len(stored)} confirmations stored)",
           file=sys.stderr)

@@ -130,6 +130,11 @@ class Change:
     machine: str = ""
 
     @property
+    def awaits_confirmation(self) -> bool:
+        """One suite on both sides and no stored re-measurement yet."""
+        return self.suite == SAME and self.confirmation is None
+
+    @property
     def step(self) -> Step:
         """The step as :mod:`vkbench.results.confirmations` confirms it (the recorded commits)."""
         return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit),
@@ -241,13 +246,18 @@ class Changes:
         return {why: sum(1 for step in self.left_out if step.why == why) for why in LEFT_OUT_REASONS}
 
     def steps_to_confirm(self) -> list[Step]:
-        """What ``history confirm`` re-measures: the rows of one suite and the timing steps of one
-        suite waiting for it (stored confirmations are matched by the caller). Runtime rows are not:
-        its ``aot`` build has no Vulkan runtime (each side needs its own build, ``Change.repro``)."""
-        rows = [c.step for c in self.changes if c.suite == SAME and c.confirmed is None and not c.machine]
+        """What ``history confirm`` re-measures with asv: the rows of one suite and the timing steps of
+        one suite waiting for it (stored confirmations are matched by the caller). Runtime rows are
+        :meth:`runtime_steps_to_confirm`: its ``aot`` build has no Vulkan runtime."""
+        rows = [c.step for c in self.changes if c.awaits_confirmation and not c.machine]
         timings = [s.step for s in self.left_out if s.why == TIMING_NOT_CONFIRMED
                    and s.suite_before == s.suite_after and carries_digest(s.suite_after)]
         return rows + timings
+
+    def runtime_steps_to_confirm(self) -> list[tuple[str, Step]]:
+        """``(machine, step)`` of the runtime rows waiting for a re-measurement, each side on its own
+        runtime (``history confirm --runners``, :mod:`vkbench.runs.confirm_runtime`)."""
+        return [(c.machine, c.step) for c in self.changes if c.awaits_confirmation and c.machine]
 
     def to_json(self) -> dict[str, Any]:
         return {"commits": self.commits, "changes": [c.to_json() for c in self.changes],

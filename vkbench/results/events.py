@@ -228,13 +228,13 @@ def confirmation_text(rows: list[Change]) -> str:
         parts.append(f"{sum(1 for r in done if r.confirmed)} of {len(rows)} steps re-measured on both "
                      f"sides and reproduced ({first.machine}, {first.date[:10]}, "
                      f"{first.suite or 'no suite digest'})")
-    waiting = sum(1 for r in rows if r.suite == SAME and r.confirmation is None and not r.machine)
+    waiting = sum(1 for r in rows if r.awaits_confirmation and not r.machine)
     if waiting:
         parts.append(f"{waiting} not confirmed yet (vkbench history confirm --mirror M)")
-    runtime = sum(1 for r in rows if r.suite == SAME and r.confirmation is None and r.machine)
+    runtime = sum(1 for r in rows if r.awaits_confirmation and r.machine)
     if runtime:
-        parts.append(f"{runtime} runtime steps not re-measured: record both sides again, each with its own "
-                     "Vulkan build (history confirm builds no runtime)")
+        parts.append(f"{runtime} runtime steps not confirmed yet: each side needs its own Vulkan runtime "
+                     "(vkbench history confirm --runners DIR)")
     if older:
         parts.append(f"{older} recorded by an older suite: re-record both sides with today's suite to "
                      "confirm")
