@@ -109,6 +109,14 @@ def add_parser(sub: Subparsers) -> None:
                          help="list the pairs and their asv runs; run nothing")
     confirm.set_defaults(run=_confirm)
 
+    work = verbs.add_parser("work", help="every step of the counted partitioner work along the main line "
+                                         "(PartitionWork, any size), with the inputs its classes changed")
+    work.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream")
+    work.add_argument("--classes", type=Path, default=classes_path("gate"))
+    work.add_argument("--suite", help="the bench_partition digest (default: the one most records carry)")
+    add_format_options(work)
+    work.set_defaults(run=_work)
+
     bases = verbs.add_parser("bases", help="store where each recorded release tag left main (git "
                                            "merge-base), so release steps are placed on main-line events")
     bases.add_argument("--mirror", type=Path, required=True)
@@ -260,6 +268,38 @@ def _confirm(args: argparse.Namespace) -> int:
     failed = sum(1 for c in done if not c.reproduced)
     print(f"{len(done)} steps confirmed now: {len(done) - failed} reproduced, {failed} did not "
           f"(stored in {confirmations.path_for(args.results)})")
+    return 0
+
+
+def _phases(phases: dict[str, float]) -> str:
+    return ", ".join(f"{phase} {delta:+,.0f}" for phase, delta in phases.items() if phase != "total")
+
+
+def _work(args: argparse.Namespace) -> int:
+    from vkbench.results.asv_files import read_dir
+    from vkbench.results.work_history import work_history
+
+    if not args.results.is_dir():
+        raise UsageError(f"no results folder {args.results}")
+    found = work_history(read_dir(args.results), _read_classes(args.classes), args.suite)
+    if args.json:
+        print(json.dumps(found.to_json(), indent=1))
+        return 0
+    rows = []
+    for step in found.steps:
+        deltas = "; ".join(f"{blocks}: {_phases(phases)} ({step.share(blocks):+.3%})"
+                           for blocks, phases in step.deltas.items())
+        classes = str(step.first_class) if step.first_class == step.last_class else \
+            f"{step.first_class}-{step.last_class}"
+        rows.append([step.commit[:8], classes, deltas + (" (noise)" if step.noise else ""),
+                     ", ".join(step.changed) or "-"])
+    headers = ["recorded", "classes", "events (blocks: phase)", "inputs changed"]
+    print(tables.draw(args.markdown)(headers, rows))
+    sizes = ", ".join(f"{blocks} blocks {values[0]:,.0f} -> {values[-1]:,.0f}"
+                      for blocks, values in found.totals.items()
+                      if values and values[0] is not None and values[-1] is not None)
+    print(f"\n{len(found.steps)} steps over {len(found.commits)} main-line records of {found.suite}; "
+          f"total work {sizes}")
     return 0
 
 
