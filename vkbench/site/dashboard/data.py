@@ -20,6 +20,10 @@ from vkbench.results.surveys import SurveyFile
 from vkbench.site.data import SiteData
 from vkbench.site.runtime_page import ladder_table
 from vkbench.suite import catalogue
+from vkbench.suite.identity import carries_digest
+
+#: What a failure recorded by a suite older than the digest says: those suites stored no reasons.
+NO_REASON_OLDER = "recorded by an older vkbench suite, which stored no reason"
 
 PARTITION_TIME = catalogue.PARTITION_TIME.name
 PARTITION_PHASES = catalogue.PARTITION_PHASES.name
@@ -119,6 +123,8 @@ class CommitSeries:
 
     ``failures``: per line, the commits where the workload was recorded but did
     not lower (its value is a gap), with the stored reason where there is one.
+    ``older``: per line, the commits whose record of it predates the suite digest
+    (an older vkbench suite): drawn apart, never compared (``vkbench changes``).
     """
 
     kind: str
@@ -127,6 +133,7 @@ class CommitSeries:
     programs: dict[str, list[float | None]] = field(default_factory=dict)
     failures: dict[str, dict[int, str]] = field(default_factory=dict)
     benchmarks: set[str] = field(default_factory=set)
+    older: dict[str, set[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -257,15 +264,19 @@ def load_upstream(data: SiteData) -> Upstream:
             for attr, benchmark in (("cpu_ops", cpu), ("programs", programs)):
                 if kind == "policy" and attr == "programs":
                     continue  # the policy charts show CPU ops only (programs: the asv site)
+                older = not carries_digest(f.version(benchmark.name))
                 for point in f.points(benchmark.name):
                     name = point.params[0]
                     chart = charts.setdefault((kind, name), CommitSeries(kind, name, {}))
                     chart.benchmarks.add(benchmark.name)
                     values = getattr(chart, attr).setdefault(line, [None] * len(commits))
                     values[index[f.commit]] = point.value
+                    if attr == "cpu_ops" and older:
+                        chart.older.setdefault(line, set()).add(index[f.commit])
                     if attr == "cpu_ops" and point.value is None:
                         why = point.failure or f.failure(benchmark.class_name, point.params)
-                        reason = f"{why.stage}: {why.error}" if why else "did not lower (no reason stored)"
+                        reason = f"{why.stage}: {why.error}" if why else \
+                            f"did not lower ({NO_REASON_OLDER if older else 'no reason stored'})"
                         chart.failures.setdefault(line, {})[index[f.commit]] = reason
             if failed is None:
                 continue
@@ -273,7 +284,9 @@ def load_upstream(data: SiteData) -> Upstream:
                 chart = charts.get((kind, point.params[0]))
                 if chart is not None and point.value:
                     why = f.failure(failed.name, point.params)  # stored with the failure's value
-                    reason = f"{why.stage}: {why.error}" if why else "lowering failed (no reason stored)"
+                    older = not carries_digest(f.version(failed.name))
+                    reason = f"{why.stage}: {why.error}" if why else \
+                        f"lowering failed ({NO_REASON_OLDER if older else 'no reason stored'})"
                     chart.failures.setdefault(line, {}).setdefault(index[f.commit], reason)
     series = sorted(charts.values(), key=lambda s: (s.kind != "probe", s.name))
     recorded = [s for s in series if any(v is not None for values in s.cpu_ops.values() for v in values)

@@ -251,7 +251,8 @@ def upstream_section(upstream: Upstream, has_site: bool) -> Section:
     fed = sorted({name for series in upstream.series for name in series.benchmarks})
     note = (f'<p class="note">asv results of {", ".join(f"<code>{html.escape(n)}</code>" for n in fed)} '
             f"under <code>results/upstream/</code>; a red cross: recorded, did not lower (reason in the "
-            f"caption, from the file's sidecar).{link}</p>")
+            f"caption, from the file's sidecar); grey, hollow: recorded by a vkbench suite older than its "
+            f"digest (drawn, never compared).{link}</p>")
     return Section("upstream", "Coverage across upstream commits", upstream_headline(upstream),
                    key + f'<div class="grid">{"".join(charts)}</div>' + note)
 

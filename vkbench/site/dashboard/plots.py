@@ -44,6 +44,8 @@ SPARE_COLOURS = ("#c27c9c", "#7f7f7f", "#a0785a", "#4f8fbf", "#bfa640")
 STAGE_COLOURS = {"build": "#9aa5b1", "export": "#c0504d", "to_edge": "#8e6bbf", "partition": "#3d7f7a",
                  "preprocess": "#bfa640", "to_executorch": "#4a5667"}
 FAILED = "#c0392b"
+#: Points recorded by a vkbench suite older than the digest: drawn, never compared.
+OLDER = "#9a9a9a"
 TRACER_COLOURS = {"off": "#2f6db5", "on": "#e07b39", "": "#7f7f7f"}
 
 def _style() -> dict[str, Any]:
@@ -347,10 +349,18 @@ def plot_commit_series(series: CommitSeries, commits: list[tuple[str, int]], rel
         ax.step(x, ys, where="mid", color=DELEGATED, linewidth=1.2, linestyle="--",
                 label=f"Vulkan programs · {line}")
         top = max([top] + [v for v in values if v is not None])
+    older = {i for marks in series.older.values() for i in marks}
+    for line, values in sorted(series.cpu_ops.items()):  # an older suite's points: hollow, never compared
+        xs = [i for i in sorted(series.older.get(line, ())) if values[i] is not None]
+        if xs:
+            ax.plot(xs, [values[i] for i in xs], "o", color=OLDER, markerfacecolor="white", markersize=4.5,
+                    markeredgewidth=1.2, label="older suite (not compared)")
     failed = sorted({i for marks in series.failures.values() for i in marks})
-    if failed:
-        ax.plot(failed, [0] * len(failed), "x", color=FAILED, markersize=6, markeredgewidth=1.8,
-                clip_on=False, label="did not lower")
+    for marks, colour, label in (([i for i in failed if i not in older], FAILED, "did not lower"),
+                                 ([i for i in failed if i in older], OLDER, "did not lower (older suite)")):
+        if marks:
+            ax.plot(marks, [0] * len(marks), "x", color=colour, markersize=6, markeredgewidth=1.8,
+                    clip_on=False, label=label)
     ax.set_xlim(-0.5, len(commits) - 0.5)
     ax.set_ylim(-0.3, top * 1.25 + 0.3)
     from matplotlib.ticker import MaxNLocator
