@@ -453,6 +453,18 @@ def test_a_row_without_a_probe_is_dated_by_its_reproducer_over_runtime_commits(t
     assert reproducer_dates("absent", records, classes) == ("", "", "")
 
 
+def test_a_row_says_whether_the_machines_that_ran_its_reproducer_agree():
+    """Below two machines nothing is said; the same verdict everywhere agrees; one machine apart disagrees."""
+    def row(*seen: bool) -> BugRow:
+        runs = {f"m{i}": {"reproduced": ok} for i, ok in enumerate(seen)}
+        return BugRow("x", "load", "e", "Vulkan runtime", [], "", "", repro_runs=runs)
+
+    assert (row().repro_agree, row(True).repro_agree) == (None, None)
+    assert (row(True, True).repro_agree, row(False, False).repro_agree) == (True, True)
+    assert row(True, True, False).repro_agree is False
+    assert row(True, False).to_json()["repro_agree"] is False
+
+
 def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):
     """The runtime rows' check, recorded on a Vulkan build (CI has none): each reproduced there."""
     from vkbench.results import repro_runs

@@ -90,6 +90,14 @@ class BugRow:
         """Owned by ExecuTorch or torch: must carry a probe and a reproducer."""
         return self.owner in UPSTREAM
 
+    @property
+    def repro_agree(self) -> bool | None:
+        """Whether the reproducer did the same (reproduced or not) on every machine that ran it (None
+        below two machines): lavapipe and an NVIDIA GPU agreeing puts the failure in ExecuTorch, not a
+        driver."""
+        seen = {run["reproduced"] for run in self.repro_runs.values()}
+        return None if len(self.repro_runs) < 2 else len(seen) == 1
+
     def to_json(self) -> dict[str, Any]:
         """The keys ``vkbench bugs --json`` promises first, then the rest."""
         return {"id": self.id, "stage": self.stage, "error": self.error, "owner": self.owner,
@@ -97,7 +105,7 @@ class BugRow:
                 "first_bad": self.first_bad, "fixed_in": self.fixed_in, "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
                 "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs,
-                "error_lines": self.error_lines}
+                "repro_agree": self.repro_agree, "error_lines": self.error_lines}
 
 
 # -- the survey's blocks ------------------------------------------------------------------------------
@@ -294,7 +302,7 @@ def _repro_runs(bug: Bug, runs: list[ReproRecord]) -> dict[str, dict[str, Any]]:
         found[record.machine] = {"reproduced": run.reproduced, "rc": run.rc, "line": run.line,
                                  "date": run.date or record.date,
                                  "executorch": build.get("git_version") or build.get("executorch", ""),
-                                 "torch": build.get("torch", "")}
+                                 "torch": build.get("torch", ""), "runner": build.get("runner", "")}
     return found
 
 
