@@ -323,3 +323,25 @@ def test_a_timed_out_reproducer_leaves_no_child_running(tmp_path: Path) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"the reproducer's child {marker.read_text()} is still running")
+
+
+def test_runtime_record_names_what_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``vkbench runtime record``: a missing venv, runner or bundle folder is one line and exit 2, before
+    asv runs; its asv config drops the build and matrix (the venv is built) and writes where it is told."""
+    import json
+
+    from vkbench.cli import main
+    from vkbench.runs.runtime_record import config_for
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    args = ["runtime", "record", "HEAD", "--mirror", str(mirror), "--python", str(tmp_path / "py"),
+            "--runner", str(tmp_path / "runner"), "--machine", "m", "--bundles", str(tmp_path)]
+    assert main(args) == 2
+    assert f"no python at {tmp_path / 'py'}" in capsys.readouterr().err
+    (tmp_path / "py").write_text("")
+    assert main(args) == 2
+    assert f"no pte_runner at {tmp_path / 'runner' / 'pte_runner'}" in capsys.readouterr().err
+    config = json.loads(config_for(mirror, tmp_path / "results", tmp_path / "scratch").read_text())
+    assert (config["repo"], config["results_dir"]) == (str(mirror), str(tmp_path / "results"))
+    assert not {"build_command", "install_command", "matrix"} & set(config)

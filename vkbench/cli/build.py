@@ -43,6 +43,16 @@ def add_parser(sub: Subparsers) -> None:
         hook.add_argument("--conf-dir", default=None, help="{conf_dir}")
         hook.set_defaults(run=handler)
 
+    tree = modes.add_parser("tree", help="move a kept ExecuTorch source tree to a commit, writing only the "
+                                         "files that differ (a kept full build then rebuilds only those)")
+    tree.add_argument("commit", help="an ExecuTorch commit")
+    tree.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
+    tree.add_argument("--tree", type=Path, required=True, help="the kept source tree (created if missing)")
+    tree.add_argument("--mirrors", type=Path, default=None,
+                      help="folder of submodule mirrors (owner+name/repo; default: the mirror's own folder's "
+                           "parent)")
+    tree.set_defaults(run=_tree)
+
     conf = modes.add_parser("conf", help="write an asv config for the full mode (both tracer settings)")
     conf.add_argument("--config", type=Path, default=ROOT / "asv.conf.json")
     conf.add_argument("--out", type=Path, default=ROOT / ".asv" / "full.conf.json")
@@ -175,4 +185,23 @@ def _conf(args: argparse.Namespace) -> int:
     from vkbench.build.hooks import write_full_conf
 
     print(write_full_conf(args.out, args.config, args.tracer.split(",")))
+    return 0
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from vkbench import git
+    from vkbench.build.source_tree import TreeError, move_tree
+    from vkbench.cli.common import UsageError
+
+    if not args.mirror.is_dir():
+        raise UsageError(f"no mirror at {args.mirror}")
+    try:
+        commit = git.text(["rev-parse", "--verify", f"{args.commit}^{{commit}}"], git_dir=args.mirror)
+        done, lacking = move_tree(args.mirror, commit, args.tree.absolute(),
+                                  args.mirrors or args.mirror.absolute().parent.parent)
+    except (git.GitError, TreeError) as error:
+        raise UsageError(str(error)) from None
+    absent = f"; not in the submodule mirrors: {', '.join(lacking)}" if lacking else ""
+    print(f"{args.tree} at {commit[:8]}: {len(done.added)} added, {len(done.modified)} modified, "
+          f"{len(done.deleted)} deleted{absent}")
     return 0

@@ -104,6 +104,22 @@ def add_parser(sub: Subparsers) -> None:
                                                     "results/bugs/upstream with --commit)")
     repro_run.set_defaults(run=_repro_run)
 
+    record = actions.add_parser("record", help="record an upstream commit's own Vulkan runtime with asv into "
+                                               "results/upstream (its build full venv and C++ runner)")
+    record.add_argument("commit", help="the ExecuTorch commit the venv and runner were built from")
+    record.add_argument("--mirror", type=Path, required=True, help="git dir of a pytorch/executorch mirror")
+    record.add_argument("--python", type=Path, required=True,
+                        help="the commit's `vkbench build full` venv's python")
+    record.add_argument("--runner", type=Path, required=True, help="folder holding the commit's pte_runner")
+    record.add_argument("--machine", required=True, help="device and tracer setting "
+                                                         "(lavapipe-x86_64-2core-tracer-off)")
+    record.add_argument("--bench", default=None, help="asv -b pattern (default: ProbeLadder and StepLimit)")
+    record.add_argument("--bundles", type=Path, default=None,
+                        help="saved programs (default: $VKBENCH_BUNDLES)")
+    record.add_argument("--base-wheel", default="1.5.1", help="the release whose core the build is over")
+    record.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream")
+    record.set_defaults(run=_record)
+
     inputs = actions.add_parser("inputs", help="the ExecuTorch files a Vulkan runtime build compiled or "
                                                "embedded, from its build folder (depfiles, shader list)")
     inputs.add_argument("cmake_dir", type=Path, help="the build's CMake folder (build-<venv>/cmake)")
@@ -288,6 +304,31 @@ def _repro_run(args: argparse.Namespace) -> int:
     folder = args.out or (repro_runs.HISTORY if args.commit else repro_runs.RECORDS)
     print(f"written: {repro_runs.write(record, folder)}")
     return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from vkbench import git, settings
+    from vkbench.cli.common import UsageError
+    from vkbench.runs.runtime_record import DEFAULT_PATTERN, record_runtime
+
+    bundles = args.bundles or settings.path("VKBENCH_BUNDLES")
+    runner = args.runner / "pte_runner"
+    for what, path, ok in (("mirror", args.mirror, args.mirror.is_dir()),
+                           ("python", args.python, args.python.is_file()),
+                           ("pte_runner", runner, runner.is_file()),
+                           ("bundles folder", bundles, bundles is not None and Path(bundles).is_dir())):
+        if not ok:
+            raise UsageError(f"no {what} at {path}")
+    try:
+        commit = git.text(["rev-parse", "--verify", f"{args.commit}^{{commit}}"], git_dir=args.mirror)
+    except git.GitError as error:
+        raise UsageError(str(error)) from None
+    found, code, seconds = record_runtime(commit, args.python, args.runner, args.machine,
+                                          mirror=args.mirror, results=args.results, bundles=Path(bundles),
+                                          base_wheel=args.base_wheel, pattern=args.bench or DEFAULT_PATTERN)
+    print(f"{commit[:8]} on {args.machine}: asv exit {code}, {seconds:.0f} s; "
+          f"results: {found or 'none written'}")
+    return 0 if code == 0 and found else 1
 
 
 def _inputs(args: argparse.Namespace) -> int:

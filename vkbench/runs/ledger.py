@@ -116,16 +116,17 @@ def stable_env_name() -> str:
     return f"existing-py{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def normalize_results(commit: str, machine: str) -> Path | None:
+def normalize_results(commit: str, machine: str, results: Path | None = None) -> Path | None:
     """Merge this run's results into one file keyed by a path-independent environment.
 
     ``asv run -E existing:/path/to/python`` names the environment, and the
     ``python`` graph parameter, after the interpreter's path, which would put
     each checkout (and each release's venv) on a separate graph. We file the
     results as ``existing-py3.12`` with ``python`` = ``3.12``, merging into any
-    earlier results for the same commit so ``-b`` subsets accumulate.
+    earlier results for the same commit so ``-b`` subsets accumulate. ``results``: the asv results
+    folder (default: the releases').
     """
-    folder = RESULTS_DIR / machine
+    folder = (results or RESULTS_DIR) / machine
     target_name = stable_env_name()
     target = folder / f"{commit[:8]}-{target_name}.json"
     merged = read_file(target) if target.exists() else None

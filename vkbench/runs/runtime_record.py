@@ -1,0 +1,66 @@
+"""``vkbench runtime record``: one upstream commit's Vulkan runtime, recorded by asv (``results/upstream``).
+
+The runtime history (``docs/runtime.md``) records each runtime class with that commit's own Vulkan
+runtime: a ``vkbench build full`` venv of the commit (over a release wheel's core) and its C++
+runner. asv runs the ``bench_runtime`` benchmarks in that venv (``-E existing:``), filed under the
+commit (``--set-commit-hash``) and a machine name per device and tracer setting, inside
+:func:`vkbench.results.recording.recording` (the runtime's error lines reach the sidecar), with
+``VKBENCH_BUNDLES`` pointing at the saved programs (lowered once, so only the runtime differs
+between two records). The results are filed under a path-independent environment
+(:func:`vkbench.runs.ledger.normalize_results`), so two commits' records compare.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vkbench import git
+from vkbench.paths import ROOT
+from vkbench.results.recording import provenance, recording
+from vkbench.runs import ledger
+
+#: What a runtime record runs unless told otherwise: the probes' ladder and the step limit.
+DEFAULT_PATTERN = r"^bench_runtime\.(ProbeLadder|StepLimit)\."
+
+
+def config_for(mirror: Path, results: Path, scratch: Path) -> Path:
+    """An asv config for ``-E existing:`` runs over ``mirror``: asv.conf.json without its build and
+    environment matrix (the venv is built already), writing results to ``results``."""
+    from asv.util import load_json  # asv.conf.json may hold // comments
+
+    config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    config.update(repo=str(mirror), branches=["main"], results_dir=str(results),
+                  benchmark_dir=str(ROOT / "benchmarks"), env_dir=str(scratch / "env"),
+                  html_dir=str(scratch / "html"))
+    for key in ("build_command", "install_command", "uninstall_command", "matrix", "exclude", "include"):
+        config.pop(key, None)
+    scratch.mkdir(parents=True, exist_ok=True)
+    path = scratch / "runtime.conf.json"
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mirror: Path,
+                   results: Path, bundles: Path, base_wheel: str, pattern: str = DEFAULT_PATTERN,
+                   scratch: Path = ROOT / ".asv" / "runtime-record") -> tuple[Path | None, int, float]:
+    """Run asv's ``pattern`` for ``commit`` with ``python`` (its runtime's venv) and ``runner`` (the
+    folder holding ``pte_runner``); returns the results file, asv's exit status and the seconds."""
+    import torch
+
+    conf = config_for(mirror, results, scratch)
+    stamp = provenance("runtime", pattern, "spawn", base_wheel=base_wheel, torch=torch.__version__,
+                       vkbench_commit=git.text(["rev-parse", "HEAD"], cwd=ROOT, check=False) or None)
+    start = time.time()
+    with recording(results, stamp) as env:
+        env.update(VKBENCH_PTE_RUNNER=str(runner.absolute() / "pte_runner"),
+                   VKBENCH_BUNDLES=str(bundles.absolute()), ASV_PYTHONPATH=str(ROOT))
+        command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E", f"existing:{python}",
+                   "--set-commit-hash", commit, "--machine", machine, "-b", pattern,
+                   "--launch-method", "spawn", "--show-stderr"]
+        print("+ " + " ".join(command), file=sys.stderr, flush=True)
+        code = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+    return ledger.normalize_results(commit, machine, results), code, time.time() - start
