@@ -98,6 +98,12 @@ class Confirmation:
     def key(self) -> StepKey:
         return StepKey(self.benchmark, self.param, self.previous, self.commit)
 
+    def line(self) -> str:
+        """One line saying what was recorded, what was measured again and the verdict."""
+        return (f"{self.benchmark.split('.', 1)[1]}({self.param}): recorded {self.recorded_before} -> "
+                f"{self.recorded_after}, measured {self.measured_before} -> {self.measured_after}: "
+                f"{'reproduced' if self.reproduced else 'NOT reproduced'}")
+
     def answers(self, step: Step) -> bool:
         """Whether this confirmation is of ``step`` as recorded now (a re-recorded side is a new step)."""
         return self.key == step.key and _same(self.recorded_before, step.before) and \

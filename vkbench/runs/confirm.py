@@ -145,7 +145,5 @@ def confirm(results_root: Path, mirror_or_repo: Path, config: Path, machine: str
         confirmations.write(store, judged)
         done += judged
         for c in judged:
-            log(f"  {c.benchmark.split('.', 1)[1]}({c.param}): recorded {c.recorded_before} -> "
-                f"{c.recorded_after}, measured {c.measured_before} -> {c.measured_after}: "
-                f"{'reproduced' if c.reproduced else 'NOT reproduced'}")
+            log("  " + c.line())
     return done

@@ -120,7 +120,5 @@ def confirm_runtime(results_root: Path, steps: Sequence[tuple[str, Step]], runne
         confirmations.write(store, judged)
         done += judged
         for c in judged:
-            log(f"  {c.benchmark.split('.', 1)[1]}({c.param}): recorded {c.recorded_before} -> "
-                f"{c.recorded_after}, measured {c.measured_before} -> {c.measured_after}: "
-                f"{'reproduced' if c.reproduced else 'NOT reproduced'}")
+            log("  " + c.line())
     return done
