@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vkbench.commits.classes import Classes, stored
+from vkbench.commits.classes import Classes
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results.bug_knowledge import (
     LOWERING_STAGES,
@@ -306,36 +306,33 @@ def _repro_runs(bug: Bug, runs: list[ReproRecord]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _filled(found: tuple[str, str, str], dates: tuple[str, str, str]) -> tuple[str, str, str]:
+    """``(first_bad, fixed_in, summary)``: the dates ``found`` lacks, from ``dates``; summaries joined."""
+    summary = "; ".join(part for part in (found[2], dates[2]) if part)
+    return found[0] or dates[0], found[1] or dates[1], summary
+
+
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Rungs,
          recorded: Recorded, reasons: Reasons) -> BugRow:
     first_bad = fixed_in = last_good = summary = ""
     if bug.probe and bug.history:
         first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
                                                                 bug.history)
-    if bug.probe and bug.stage in RUNTIME_STAGES:
-        runtime_classes = _runtime_classes(recorded.root)
-        bad, fixed, said = runtime_dates(bug.stage, probe_rungs_by_commit(bug.probe, recorded.upstream),
-                                         runtime_classes)
-        first_bad, fixed_in = first_bad or bad, fixed_in or fixed
-        summary = "; ".join(part for part in (summary, said) if part)
-    if bug.repro and bug.stage in RUNTIME_STAGES and not (first_bad and fixed_in):
-        bad, fixed, said = reproducer_dates(Path(bug.repro).stem, recorded.repro_history,
-                                            _runtime_classes(recorded.root))
-        first_bad, fixed_in = first_bad or bad, fixed_in or fixed
-        summary = "; ".join(part for part in (summary, said) if part)
+    if bug.stage in RUNTIME_STAGES:  # the probe's runtime ladder; where a date stays open, the reproducer's
+        found = (first_bad, fixed_in, summary)
+        if bug.probe:
+            ladder = probe_rungs_by_commit(bug.probe, recorded.upstream)
+            found = _filled(found, runtime_dates(bug.stage, ladder, recorded.runtime_classes))
+        if bug.repro and not (found[0] and found[1]):
+            found = _filled(found, reproducer_dates(Path(bug.repro).stem, recorded.repro_history,
+                                                    recorded.runtime_classes))
+        first_bad, fixed_in, summary = found
     return BugRow(bug.id, bug.stage, bug.error, bug.owner, entries, bug.probe, bug.repro, first_bad, fixed_in,
                   last_good, summary, bug.needs if bug.repro else "", bug.note, what_if,
                   dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {},
                   _repro_runs(bug, recorded.repro_runs),
                   _error_lines([*entries, f"probe/{bug.probe}"] if bug.probe else entries, reasons)
                   if bug.stage in RUNTIME_STAGES else {})
-
-
-def _runtime_classes(root: Path) -> Classes | None:
-    try:
-        return stored(root, "runtime")
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:
