@@ -92,3 +92,8 @@ def popen(args: Sequence[str], *, git_dir: Path | str | None = None,
     """A git process to talk to over stdin and stdout (stderr discarded): ``cat-file --batch-command``."""
     return subprocess.Popen(command(args, git_dir=git_dir, cwd=cwd), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
+def commit_of(revision: str, *, git_dir: Path | str) -> str:
+    """The full hash of the commit ``revision`` names in ``git_dir`` (:class:`GitError` when none)."""
+    return text(["rev-parse", "--verify", f"{revision}^{{commit}}"], git_dir=git_dir)

@@ -196,7 +196,7 @@ def _tree(args: argparse.Namespace) -> int:
     if not args.mirror.is_dir():
         raise UsageError(f"no mirror at {args.mirror}")
     try:
-        commit = git.text(["rev-parse", "--verify", f"{args.commit}^{{commit}}"], git_dir=args.mirror)
+        commit = git.commit_of(args.commit, git_dir=args.mirror)
         done, lacking = move_tree(args.mirror, commit, args.tree.absolute(),
                                   args.mirrors or args.mirror.absolute().parent.parent)
     except (git.GitError, TreeError) as error:

@@ -320,7 +320,7 @@ def _record(args: argparse.Namespace) -> int:
         if not ok:
             raise UsageError(f"no {what} at {path}")
     try:
-        commit = git.text(["rev-parse", "--verify", f"{args.commit}^{{commit}}"], git_dir=args.mirror)
+        commit = git.commit_of(args.commit, git_dir=args.mirror)
     except git.GitError as error:
         raise UsageError(str(error)) from None
     found, code, seconds = record_runtime(commit, args.python, args.runner, args.machine,
