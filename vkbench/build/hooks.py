@@ -107,6 +107,20 @@ def derived_config(base: Path | None = None, **overrides: object) -> dict[str, A
     return config
 
 
+#: Keys of asv.conf.json that build an environment: a config run against an existing venv
+#: (``-E existing:``) or an installed release drops them.
+BUILD_KEYS = ("build_command", "install_command", "uninstall_command", "matrix", "exclude", "include")
+
+
+def existing_env_config(path: Path, **overrides: object) -> Path:
+    """Write asv.conf.json with ``overrides`` and without :data:`BUILD_KEYS` to ``path``: the config
+    of runs whose environment is built already (the release ledger, a runtime record)."""
+    config = {k: v for k, v in derived_config(**overrides).items() if k not in BUILD_KEYS}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
 def write_full_conf(out: Path = ROOT / ".asv" / "full.conf.json", config: Path = ROOT / "asv.conf.json",
                     tracers: Sequence[str] = ("ON", "OFF")) -> Path:
     """Write an asv config for the ``full`` mode (one env per tracer setting); return its path."""

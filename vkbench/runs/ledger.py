@@ -15,7 +15,6 @@ recorded later, later hashes change and the stored results are re-keyed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import subprocess
@@ -171,19 +170,12 @@ def ensure_installed_release() -> Release:
 
 def write_ledger_config(results_dir: Path | None = None) -> Path:
     """asv.conf.json, pointed at the ledger and at ``results_dir`` (results/releases)."""
-    from asv.util import load_json  # asv.conf.json may hold // comments
+    from vkbench.build.hooks import existing_env_config
 
-    config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
-    config.update(
-        repo=str(LEDGER_REPO), branches=["main"], results_dir=str(results_dir or RESULTS_DIR),
+    return existing_env_config(
+        LEDGER_CONFIG, repo=str(LEDGER_REPO), branches=["main"], results_dir=str(results_dir or RESULTS_DIR),
         html_dir=str(ROOT / "html" / "releases"), benchmark_dir=str(ROOT / "benchmarks"),
-        env_dir=str(ROOT / ".asv" / "env"),
-    )
-    for key in ("build_command", "install_command", "uninstall_command", "matrix", "exclude", "include"):
-        config.pop(key, None)
-    LEDGER_CONFIG.parent.mkdir(parents=True, exist_ok=True)
-    LEDGER_CONFIG.write_text(json.dumps(config, indent=2))
-    return LEDGER_CONFIG
+        env_dir=str(ROOT / ".asv" / "env"))
 
 
 def machine_name() -> str:

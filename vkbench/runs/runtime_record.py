@@ -12,7 +12,6 @@ between two records). The results are filed under a path-independent environment
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -30,18 +29,11 @@ DEFAULT_PATTERN = r"^bench_runtime\.(ProbeLadder|StepLimit)\."
 def config_for(mirror: Path, results: Path, scratch: Path) -> Path:
     """An asv config for ``-E existing:`` runs over ``mirror``: asv.conf.json without its build and
     environment matrix (the venv is built already), writing results to ``results``."""
-    from asv.util import load_json  # asv.conf.json may hold // comments
+    from vkbench.build.hooks import existing_env_config
 
-    config = load_json(str(ROOT / "asv.conf.json"), js_comments=True)
-    config.update(repo=str(mirror), branches=["main"], results_dir=str(results),
-                  benchmark_dir=str(ROOT / "benchmarks"), env_dir=str(scratch / "env"),
-                  html_dir=str(scratch / "html"))
-    for key in ("build_command", "install_command", "uninstall_command", "matrix", "exclude", "include"):
-        config.pop(key, None)
-    scratch.mkdir(parents=True, exist_ok=True)
-    path = scratch / "runtime.conf.json"
-    path.write_text(json.dumps(config, indent=2) + "\n")
-    return path
+    return existing_env_config(scratch / "runtime.conf.json", repo=str(mirror), branches=["main"],
+                               results_dir=str(results), benchmark_dir=str(ROOT / "benchmarks"),
+                               env_dir=str(scratch / "env"), html_dir=str(scratch / "html"))
 
 
 def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mirror: Path,
