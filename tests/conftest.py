@@ -34,11 +34,10 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 #: machine, 1780 s in all): the scheduler hands files out in collection order, and the other files
 #: fill in behind these. Only the balance depends on this list.
 LONGEST_FIRST = (
-    "test_regression_gate.py",  # ~600 s: asv runs four commits, four asv continuous, a confirmation
-    "test_policies.py",  # 320 s: fast_rows, every fast policy entry exported and partitioned
-    "test_probes.py",  # 260 s: probe_coverage, and every upstream-bug probe lowered
+    "test_regression_gate.py",  # ~620 s: asv runs four commits, three asv continuous, a confirmation
+    "test_probes.py",  # 310 s: probe_coverage, every probe partitioned, every upstream-bug probe lowered
+    "test_policies.py",  # 290 s: fast_rows, every fast policy entry exported and partitioned
     "test_bugs.py",  # 180 s: every reproducer run in one interpreter
-    "test_delegation_info.py",  # 110 s: every probe lowered, one fast entry
     "test_execution.py",  # 115 s: the C++ runner built from the wheel; a policy bundle, three backends
     "test_partition_work.py",  # 40 s: two counting children
     "test_site.py",  # 75 s

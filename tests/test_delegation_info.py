@@ -3,93 +3,29 @@
 ``executorch.devtools.backend_debug.get_delegation_info`` is what ExecuTorch's backend tester
 reports; it counts ``getitem`` nodes where vkbench does not, so its share differs (act/model:
 99.7 % by vkbench, 99.3 % by ExecuTorch). :func:`vkbench.core.lowering.lower` stores its two numbers
-in the record it already makes; these tests check them against a *direct* call on the program
-that lowering produced (caught on its way out of ``to_edge_transform_and_lower``), on every probe.
-The fast policy entries are checked the same way inside ``tests/test_policies.py``'s ``fast_rows``
-fixture, which lowers them once for the whole session (a second lowering here would cost minutes
-of CI); the one fast entry that fixture leaves out (a rewrite, seconds to lower) is lowered here.
+in the record it already makes; the tests check them against a *direct* call on the program
+that lowering produced (caught on its way out of ``to_edge_transform_and_lower`` by
+:func:`direct_delegation_info`). Every probe is checked in ``tests/test_probes.py``, whose
+partition-only lowering of each probe serves that check and the partition-only one (one lowering
+of each probe in CI, not two); the fast policy entries inside ``tests/test_policies.py``'s
+``fast_rows`` fixture, which lowers them once for the whole session; the one fast entry that fixture
+leaves out (a rewrite, seconds to lower) is lowered here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from delegation_counts import direct_delegation_info
 
 from vkbench.core import lowering
 from vkbench.core.compat import Missing
 from vkbench.suite import catalogue
 
-backend_debug = pytest.importorskip("executorch.devtools.backend_debug")
-exir = pytest.importorskip("executorch.exir")
-
-ET_KEYS = ("et_delegated_nodes", "et_non_delegated_nodes")
-
-
-@contextlib.contextmanager
-def direct_delegation_info() -> Iterator[list[tuple[int, int]]]:
-    """ExecuTorch's counts of every program ``to_edge_transform_and_lower`` returns meanwhile.
-
-    The call happens here, on the edge program as it leaves ExecuTorch, not through vkbench's
-    helper: a record that counted another graph (the exported program, a copy) would differ.
-    """
-    original = exir.to_edge_transform_and_lower
-    seen: list[tuple[int, int]] = []
-
-    def observed(*args: Any, **kwargs: Any) -> Any:
-        edge = original(*args, **kwargs)
-        info = backend_debug.get_delegation_info(edge.exported_program().graph_module)
-        seen.append((info.num_delegated_nodes, info.num_non_delegated_nodes))
-        return edge
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(exir, "to_edge_transform_and_lower", observed)
-        yield seen
-
-
-@pytest.fixture(scope="module")
-def probe_lowerings() -> dict[str, tuple[dict[str, Any] | None, tuple[int, int] | None]]:
-    """Every probe lowered once, partition only (seconds each): (record or None, direct counts or None).
-
-    Partition only, because ExecuTorch counts the delegates' ``original_module`` graphs, which code
-    generation does not change; a probe that fails to lower has neither record nor counts.
-    """
-    from vkbench.workloads.probes import PROBES, build_probe
-
-    logging.getLogger().setLevel(logging.WARNING)
-    results: dict[str, tuple[dict[str, Any] | None, tuple[int, int] | None]] = {}
-    for name in PROBES:
-        module, inputs = build_probe(name)
-        with direct_delegation_info() as seen:
-            try:
-                record = lowering.lower(module, inputs, to_executorch=False, partition_only=True)[0].to_json()
-            except lowering.LoweringError:
-                record = None
-        results[name] = (record, seen[-1] if seen else None)
-    return results
-
-
-@pytest.mark.parametrize("name", catalogue.PROBE_NAMES)
-def test_probe_records_carry_executorchs_counts(probe_lowerings, name: str) -> None:
-    record, direct = probe_lowerings[name]
-    if record is None:  # fails before the partition is made: nothing to count, nothing recorded
-        assert direct is None
-        return
-    assert (record["et_delegated_nodes"], record["et_non_delegated_nodes"]) == direct
-
-
-def test_the_counts_differ_as_documented(probe_lowerings) -> None:
-    """mish: one CPU node by vkbench's count; ExecuTorch adds the getitem of each delegate output."""
-    mish, _ = probe_lowerings["mish"]
-    assert mish is not None
-    assert mish["nodes_cpu"] == 1 and mish["et_non_delegated_nodes"] == 3
-    linear, _ = probe_lowerings["linear_f32"]
-    assert linear is not None
-    assert (linear["nodes_cpu"], linear["et_non_delegated_nodes"]) == (0, 1)  # the output's getitem
+pytest.importorskip("executorch.devtools.backend_debug")
 
 
 def test_fast_rewrite_entry_carries_executorchs_counts() -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 
 import pytest
 import torch
+from delegation_counts import direct_delegation_info
 
-from vkbench.core.lowering import lower
+from vkbench.core.lowering import Coverage, lower
 from vkbench.core.reasons import NOT_PARTITIONED, NOT_REPORTED
+from vkbench.suite.catalogue import PROBE_NAMES
 from vkbench.workloads.graphs import Fn
 
 # (Vulkan programs, sorted distinct CPU ops) -- the seed's output, executorch 1.5.1.
@@ -132,14 +135,35 @@ def test_cli_bad_input_from_the_shell():
     assert done.stderr.strip() == expected
 
 
-def test_partition_only_gives_the_full_lowerings_counts(probe_coverage):
-    """The gate's partition-only pass counts what the full lowering delegates, without codegen."""
-    from vkbench.core.lowering import lower
-    from vkbench.workloads.probes import build_probe
+@pytest.fixture(scope="module")
+def probe_partitions() -> dict[str, tuple[Coverage | None, tuple[int, int] | None]]:
+    """Every probe lowered once as the gate does, partition only (seconds each), with ExecuTorch's
+    direct ``get_delegation_info`` counts of the program: (record or None, counts or None).
 
-    for name in probe_coverage:  # the seed probes (the upstream-bug repros are tested below)
+    Partition only also suits ExecuTorch's count: it counts the delegates' ``original_module`` graphs,
+    which code generation does not change. A probe that fails to lower has neither.
+    """
+    from vkbench.core.lowering import LoweringError
+    from vkbench.workloads.probes import PROBES, build_probe
+
+    logging.getLogger().setLevel(logging.WARNING)
+    results: dict[str, tuple[Coverage | None, tuple[int, int] | None]] = {}
+    for name in PROBES:
         module, inputs = build_probe(name)
-        quick, _ = lower(module, inputs, partition_only=True, to_executorch=False)
+        with direct_delegation_info() as seen:
+            try:
+                record: Coverage | None = lower(module, inputs, to_executorch=False, partition_only=True)[0]
+            except LoweringError:
+                record = None
+        results[name] = (record, seen[-1] if seen else None)
+    return results
+
+
+def test_partition_only_gives_the_full_lowerings_counts(probe_coverage, probe_partitions):
+    """The gate's partition-only pass counts what the full lowering delegates, without codegen."""
+    for name in probe_coverage:  # the seed probes (the upstream-bug repros are tested below)
+        quick = probe_partitions[name][0]
+        assert quick is not None, name
         full = probe_coverage[name]
         assert quick.partition_only and not full.partition_only
         assert (quick.vulkan_programs, quick.nodes_cpu, quick.nodes_delegated, quick.cpu_ops) == (
@@ -188,3 +212,23 @@ def test_upstream_bug_probes_reproduce_the_policy_failures():
                  "rms_norm_one_plus_weight", "int32_to_bool", "div_0d", "group_norm_3d"):
         found = probe_coverage(name)
         assert "error" not in found and (found["vulkan_programs"], found["nodes_cpu"]) == (1, 0), name
+
+
+# -- ExecuTorch's own count beside vkbench's (issue 30, item 8; tests/test_delegation_info.py) ------
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_probe_records_carry_executorchs_counts(probe_partitions, name: str) -> None:
+    record, direct = probe_partitions[name]
+    if record is None:  # fails before the partition is made: nothing to count, nothing recorded
+        assert direct is None
+        return
+    assert (record.et_delegated_nodes, record.et_non_delegated_nodes) == direct
+
+
+def test_the_counts_differ_as_documented(probe_partitions) -> None:
+    """mish: one CPU node by vkbench's count; ExecuTorch adds the getitem of each delegate output."""
+    mish, _ = probe_partitions["mish"]
+    assert mish is not None
+    assert mish.nodes_cpu == 1 and mish.et_non_delegated_nodes == 3
+    linear, _ = probe_partitions["linear_f32"]
+    assert linear is not None
+    assert (linear.nodes_cpu, linear.et_non_delegated_nodes) == (0, 1)  # the output's getitem
