@@ -325,3 +325,20 @@ def test_first_publish_on_a_fresh_machine_draws_release_tags_only(tmp_path: Path
     assert sorted(json.loads((html / "index.json").read_text())["tags"]) == ["v1.4.0", "v1.5.0"]
     clone = tmp_path / "asv" / "executorch"  # asv's clone, beside the config: made before asv ran
     assert _git(tmp_path, env, "--git-dir", str(clone), "tag", "-l").stdout.split() == ["v1.4.0", "v1.5.0"]
+
+
+def test_a_recording_registers_an_unknown_machine_once(tmp_path):
+    """``asv run`` refuses an unknown machine without a tty: every recording command registers it first,
+    in the ``HOME`` it is given (here tmp, never the user's ``~/.asv-machine.json``)."""
+    from vkbench.paths import ROOT
+    from vkbench.runs import asv_machine
+
+    env = {**os.environ, "HOME": str(tmp_path)}
+    assert not asv_machine.known("vkbench-test-machine", env)
+    asv_machine.ensure(ROOT / "asv.conf.json", "vkbench-test-machine", env)
+    assert asv_machine.known("vkbench-test-machine", env)
+    written = (tmp_path / ".asv-machine.json").read_text()
+    asv_machine.ensure(ROOT / "asv.conf.json", "vkbench-test-machine", env)  # known: nothing rewritten
+    assert (tmp_path / ".asv-machine.json").read_text() == written
+    (tmp_path / ".asv-machine.json").write_text("{not json")
+    assert not asv_machine.known("vkbench-test-machine", env)  # an unreadable file describes nothing

@@ -29,6 +29,7 @@ from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import Confirmation, Pair, Step
 from vkbench.results.model import ResultSet
 from vkbench.results.recording import recording
+from vkbench.runs import asv_machine
 from vkbench.runs.provenance import run_provenance
 from vkbench.runs.upstream import STATE_DIR, prepare
 
@@ -59,15 +60,6 @@ def scratch_config(config: Path, results: Path) -> Path:
     return out
 
 
-def _known(machine: str, env: Mapping[str, str]) -> bool:
-    """Whether ``$HOME/.asv-machine.json`` of ``env`` describes ``machine``."""
-    path = Path(env.get("HOME") or Path.home()) / ".asv-machine.json"
-    try:
-        return machine in json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-
-
 def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scratch: Path,
              env: Mapping[str, str] | None = None, state_dir: Path = STATE_DIR) -> tuple[ResultSet, int]:
     """One asv run of ``pair`` into ``scratch``/results (the thin part that runs asv); returns what it
@@ -78,10 +70,7 @@ def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scrat
     hashfile.write_text(f"{pair.previous}\n{pair.commit}\n")
     asv_env = {**prepare(Path(mirror_or_repo), state_dir), **(env or {})}
     try:
-        if not _known(machine, asv_env):
-            register = [sys.executable, "-m", "asv", "machine", "--config", str(conf), "--yes", "--machine",
-                        machine]
-            subprocess.run(register, cwd=ROOT, env=asv_env, check=True, stdout=subprocess.DEVNULL)
+        asv_machine.ensure(conf, machine, asv_env)
         command = asv_args(pair, conf, machine, hashfile)
         print("+ " + " ".join(command), file=sys.stderr, flush=True)
         with recording(results, run_provenance(command, None)) as log_env:

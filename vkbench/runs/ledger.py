@@ -28,6 +28,7 @@ from vkbench.results import sidecar
 from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
 from vkbench.results.ledger_file import Release, manifest_path, read_ledger, write_ledger
 from vkbench.results.recording import recording
+from vkbench.runs import asv_machine
 from vkbench.runs.provenance import run_provenance
 
 RESULTS_DIR = ROOT / "results" / "releases"
@@ -231,7 +232,7 @@ def record_installed(asv_args: list[str], release_version: str | None = None,
     machine = machine_name()
     print(f"vkbench: recording executorch {release.version} as ledger commit {release.commit[:8]} "
           f"on machine {machine}", file=sys.stderr)
-    _asv("machine", "--config", str(config), "--yes", "--machine", machine)
+    asv_machine.ensure(config, machine)
     stamp = run_provenance(asv_args, tier)
     stamp.base_wheel = release.version
     with recording(RESULTS_DIR, stamp) as env:

@@ -20,7 +20,7 @@ from pathlib import Path
 from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results.recording import provenance, recording
-from vkbench.runs import ledger
+from vkbench.runs import asv_machine, ledger
 
 #: What a runtime record runs unless told otherwise: the probes' ladder and the step limit.
 DEFAULT_PATTERN = r"^bench_runtime\.(ProbeLadder|StepLimit)\."
@@ -50,6 +50,7 @@ def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mir
     with recording(results, stamp) as env:
         env.update(VKBENCH_PTE_RUNNER=str(runner.absolute() / "pte_runner"),
                    VKBENCH_BUNDLES=str(bundles.absolute()), ASV_PYTHONPATH=str(ROOT))
+        asv_machine.ensure(conf, machine, env)
         command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E", f"existing:{python}",
                    "--set-commit-hash", commit, "--machine", machine, "-b", pattern,
                    "--launch-method", "spawn", "--show-stderr"]

@@ -45,6 +45,7 @@ from vkbench.results.asv_files import without_unreadable
 from vkbench.results.failure_log import LOG_SETTING
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
+from vkbench.runs import asv_machine
 from vkbench.runs import split as split_run
 from vkbench.runs.provenance import run_provenance
 from vkbench.suite.tiers import bench_args
@@ -273,18 +274,6 @@ def write_config(path: Path) -> Path:
     return path
 
 
-def machine_known(machine: str) -> bool:
-    """Whether ``~/.asv-machine.json`` describes ``machine`` (asv run refuses to ask when not a tty)."""
-    from asv.machine import MachineCollection
-    from asv.util import UserError
-
-    try:
-        MachineCollection.load(machine)
-    except UserError:
-        return False
-    return True
-
-
 def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = DEFAULT_CONFIG,
         state_dir: Path = STATE_DIR, tier: str | None = None, split: int = 1) -> int:
     """Run one asv subcommand against the mirror; return asv's exit status.
@@ -298,10 +287,8 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
         raise UpstreamError("--split deals the benchmarks of a -b pattern or --tier: give one")
     env = prepare(mirror, state_dir)
     config = write_config(config_out)
-    if command[3] in RECORDING_SUBCOMMANDS and not machine_known(machine):
-        register = [sys.executable, "-m", "asv", "machine", "--config", str(config), "--yes",
-                    "--machine", machine]
-        subprocess.run(register, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    if command[3] in RECORDING_SUBCOMMANDS:
+        asv_machine.ensure(config, machine, env)
     if command[3] == "publish":
         command.insert(4, "--no-pull")
         config = prepare_publish(config, env)
