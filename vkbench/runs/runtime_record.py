@@ -51,7 +51,9 @@ def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mir
         env.update(VKBENCH_PTE_RUNNER=str(runner.absolute() / "pte_runner"),
                    VKBENCH_BUNDLES=str(bundles.absolute()), ASV_PYTHONPATH=str(ROOT))
         asv_machine.ensure(conf, machine, env)
-        command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E", f"existing:{python}",
+        # asv selects no environment for a relative ``existing:`` path: the venv's python, absolute
+        command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E",
+                   f"existing:{python.absolute()}",
                    "--set-commit-hash", commit, "--machine", machine, "-b", pattern,
                    "--launch-method", "spawn", "--show-stderr"]
         print("+ " + " ".join(command), file=sys.stderr, flush=True)
