@@ -180,3 +180,18 @@ def test_runtime_steps_are_confirmed_each_side_on_its_own_runner(results: Path, 
     again = explain(read_dir(results / "upstream"), None, read(path_for(results / "upstream")), None, classes)
     assert [r.param for r in again.dropped] == ["probe/index_dim1, native"]
     assert [(r.param, r.confirmed) for e in again.events for r in e.rows] == [("probe/mish, native", True)]
+
+
+def test_a_machine_with_step_limits_only_draws_no_empty_ladder(results: Path, tmp_path: Path) -> None:
+    """The tracer-on machine records ``StepLimit`` alone: its limits over commits, a line for the ladder."""
+    for commit, date in ((C0, 3), (C1, 1)):
+        write_result(results / "upstream", commit, date, {LIMIT: [[NAN, 2977], [RUNNERS], SUITE, 1, 1.0]},
+                     machine="lavapipe-test-tracer-on")
+    html_root = tmp_path / "html"
+    html_root.mkdir()
+    page = runtime_page.write(html_root, load_site_data(html_root, results, coverage_sets=[])).read_text()
+    section = page[page.index("<h3>lavapipe-test-tracer-on"):]
+    section = section[:section.index("</table>", section.index("class='limits'"))]
+    assert "No ladder recorded on this machine." in section and "class='rungs'" not in section
+    cap = runtime_page._default_cap()
+    assert section.count(f"<td>{cap - 2977}</td>") == 2

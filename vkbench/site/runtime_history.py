@@ -109,11 +109,12 @@ def section(timelines: list[MachineTimeline], cap: int, runner_labels: Mapping[s
         said = ("one commit recorded: no neighbours to compare yet" if commits == 1 else
                 f"{commits} commits recorded, {steps} rung step{'s' if steps != 1 else ''} between "
                 "neighbours")
-        parts.append(f"<h3>{html.escape(timeline.machine)} <small>({said})</small></h3>"
-                     "<div class='scroll'><table class='rungs'>"
-                     + _head(timeline.columns, "stored line (newest)")
-                     + "".join(_rung_rows(timeline, runner_labels)) + "</table></div>"
-                     "<h4>Step limits over commits</h4><div class='scroll'><table class='limits'>"
+        rungs = "".join(_rung_rows(timeline, runner_labels))
+        head = _head(timeline.columns, "stored line (newest)")
+        ladder = ("<div class='scroll'><table class='rungs'>" + head
+                  + rungs + "</table></div>") if rungs else "<p>No ladder recorded on this machine.</p>"
+        parts.append(f"<h3>{html.escape(timeline.machine)} <small>({said})</small></h3>" + ladder
+                     + "<h4>Step limits over commits</h4><div class='scroll'><table class='limits'>"
                      + _head(timeline.columns) + "".join(_limit_rows(timeline, cap, runner_labels))
                      + "</table></div>")
     parts.append("</section>")
