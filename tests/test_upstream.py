@@ -342,3 +342,16 @@ def test_a_recording_registers_an_unknown_machine_once(tmp_path):
     assert (tmp_path / ".asv-machine.json").read_text() == written
     (tmp_path / ".asv-machine.json").write_text("{not json")
     assert not asv_machine.known("vkbench-test-machine", env)  # an unreadable file describes nothing
+
+
+def test_a_runs_provenance_takes_the_command_lines_launch_method_over_the_configs():
+    """``vkbench runtime record`` runs asv with ``--launch-method spawn`` (the config says forkserver): its
+    files say spawn; a run without the option says the config's."""
+    from vkbench.build.hooks import derived_config
+    from vkbench.runs.provenance import run_provenance
+
+    spawned = run_provenance(["run", "-b", "^x", "--launch-method", "spawn"], "runtime")
+    assert (spawned.tier, spawned.bench_pattern, spawned.launch_method) == ("runtime", "^x", "spawn")
+    assert run_provenance(["run", "--bench=^y", "--launch-method=spawn"], None).launch_method == "spawn"
+    default = run_provenance(["run", "-b", "^x"], "gate")
+    assert default.launch_method == derived_config()["launch_method"] == "forkserver"

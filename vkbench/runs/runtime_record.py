@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from vkbench import git
 from vkbench.paths import ROOT
-from vkbench.results.recording import provenance, recording
+from vkbench.results.recording import recording
 from vkbench.runs import asv_machine, ledger
+from vkbench.runs.provenance import run_provenance
 
 #: What a runtime record runs unless told otherwise: the probes' ladder and the step limit.
 DEFAULT_PATTERN = r"^bench_runtime\.(ProbeLadder|StepLimit)\."
@@ -41,21 +41,18 @@ def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mir
                    scratch: Path = ROOT / ".asv" / "runtime-record") -> tuple[Path | None, int, float]:
     """Run asv's ``pattern`` for ``commit`` with ``python`` (its runtime's venv) and ``runner`` (the
     folder holding ``pte_runner``); returns the results file, asv's exit status and the seconds."""
-    import torch
-
     conf = config_for(mirror, results, scratch)
-    stamp = provenance("runtime", pattern, "spawn", base_wheel=base_wheel, torch=torch.__version__,
-                       vkbench_commit=git.text(["rev-parse", "HEAD"], cwd=ROOT, check=False) or None)
+    # asv selects no environment for a relative ``existing:`` path: the venv's python, absolute
+    command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E",
+               f"existing:{python.absolute()}", "--set-commit-hash", commit, "--machine", machine,
+               "-b", pattern, "--launch-method", "spawn", "--show-stderr"]
+    stamp = run_provenance(command, "runtime")
+    stamp.base_wheel = base_wheel
     start = time.time()
     with recording(results, stamp) as env:
         env.update(VKBENCH_PTE_RUNNER=str(runner.absolute() / "pte_runner"),
                    VKBENCH_BUNDLES=str(bundles.absolute()), ASV_PYTHONPATH=str(ROOT))
         asv_machine.ensure(conf, machine, env)
-        # asv selects no environment for a relative ``existing:`` path: the venv's python, absolute
-        command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E",
-                   f"existing:{python.absolute()}",
-                   "--set-commit-hash", commit, "--machine", machine, "-b", pattern,
-                   "--launch-method", "spawn", "--show-stderr"]
         print("+ " + " ".join(command), file=sys.stderr, flush=True)
         code = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
     return ledger.normalize_results(commit, machine, results), code, time.time() - start
