@@ -30,22 +30,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 warnings.filterwarnings("ignore", category=FutureWarning)
 
-#: The test files that take longest, longest first (seconds of work in a two-worker run on a 2-core
-#: machine, 1780 s in all): the scheduler hands files out in collection order, and the other files
-#: fill in behind these. Only the balance depends on this list.
+#: The test files that take longest (seconds of work in a two-worker run on a 2-core machine, 1,565 s
+#: of CPU in all, 2026-12-07): the scheduler hands the first four out in pairs, 1st and 3rd to one
+#: worker, 2nd and 4th to the other (about 530 and 495 s), and the other files fill in behind these.
+#: Only the balance depends on this list.
 LONGEST_FIRST = (
-    "test_regression_gate.py",  # ~620 s: asv runs four commits, three asv continuous, a confirmation
-    "test_probes.py",  # 310 s: probe_coverage, every probe partitioned, every upstream-bug probe lowered
-    "test_policies.py",  # 290 s: fast_rows, every fast policy entry exported and partitioned
-    "test_bugs.py",  # 180 s: every reproducer run in one interpreter
-    "test_execution.py",  # 115 s: the C++ runner built from the wheel; a policy bundle, three backends
+    "test_policies.py",  # 330 s: fast_rows, every fast policy entry exported and partitioned
+    "test_regression_gate_continuous.py",  # 245 s: asv continuous over base and small; slow's time
+    "test_regression_gate.py",  # 200 s: asv run over base and drop, compare, publish, a confirmation
+    "test_probes.py",  # 250 s: probe_coverage, every probe partitioned once
+    "test_bugs.py",  # 150 s: every reproducer run in one interpreter
+    "test_execution.py",  # 80 s: the C++ runner built from the wheel; a policy bundle, three backends
+    "test_site.py",  # 60 s
+    "test_dashboard.py",  # 50 s
     "test_partition_work.py",  # 40 s: two counting children
-    "test_site.py",  # 75 s
-    "test_dashboard.py",  # 70 s
 )
 
 #: Test files that build an ``aot`` overlay on the release wheel in the checkout's wheelhouse.
-RELEASE_WHEEL_USERS = {"test_build_aot.py", "test_regression_gate.py"}
+RELEASE_WHEEL_USERS = {"test_build_aot.py", "test_regression_gate.py", "test_regression_gate_continuous.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
