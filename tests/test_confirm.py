@@ -127,6 +127,26 @@ def test_the_file_has_one_reader_and_one_writer_and_a_corrupt_one_is_refused(
     assert len(err) == 1 and str(store) in err[0]
 
 
+def test_a_runtime_confirmation_answers_its_own_machines_step_only(tmp_path: Path) -> None:
+    """Each runtime machine has its own history: a step confirmed on the tracer-off machine is not the
+    same step on the tracer-on one. A lowering step's files are merged over machines: its key has none,
+    whichever machine re-measured it."""
+    ladder, off, on = catalogue.PROBE_LADDER.name, "lavapipe-tracer-off", "lavapipe-tracer-on"
+    store = confirmations.path_for(tmp_path)
+    confirmed = confirmations.Confirmation(ladder, "probe/mish, native", A, B, "2026-12-07T00:00:00+00:00",
+                                           off, SUITE, 3, 0, 3.0, 0.0, True, "exact count on both sides")
+    lowering = confirmations.Confirmation(CPU, "mish", A, B, "2026-12-07T00:00:00+00:00", "box", SUITE,
+                                          1, 2, 1.0, 2.0, True, "exact count on both sides")
+    confirmations.write(store, [confirmed, lowering])
+    stored = confirmations.read(store)
+    mine, other = (Step(StepKey(ladder, "probe/mish, native", A, B, machine), 3, 0, SUITE)
+                   for machine in (off, on))
+    assert confirmations.lookup(stored, mine) == confirmed
+    assert confirmations.lookup(stored, other) is None
+    assert confirmations.pending([mine, other], stored) == [other]
+    assert confirmations.lookup(stored, Step(StepKey(CPU, "mish", A, B), 1, 2, SUITE)) == lowering
+
+
 def test_the_table_marks_confirmed_steps_and_drops_those_that_did_not_reproduce(tmp_path: Path) -> None:
     results = recorded(tmp_path / "results")
     date = "2026-12-07T00:00:00+00:00"

@@ -107,7 +107,8 @@ def test_a_rung_step_is_an_event_like_a_lowering_step(results: Path) -> None:
     # class 3 was recorded by another suite: its step is left out and counted, never a row
     assert table.left_out_counts()["suite changed"] == 1
     assert table.steps_to_confirm() == []  # history confirm's aot build has no Vulkan runtime
-    assert [(m, s.key.param, s.key.previous, s.key.commit) for m, s in table.runtime_steps_to_confirm()] == [
+    keys = [step.key for step in table.runtime_steps_to_confirm()]
+    assert [(k.machine, k.param, k.previous, k.commit) for k in keys] == [
         (MACHINE, "probe/index_dim1, native", C0, C1), (MACHINE, "probe/mish, native", C0, C1)]
     # one commit recorded: no neighbours, no steps
     only = read_dir(results / "upstream")

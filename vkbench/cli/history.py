@@ -227,7 +227,7 @@ def _confirm(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     steps = confirmations.pending(table.steps_to_confirm(), stored)
     pairs = confirmations.pairs(steps)
-    runtime = [(m, s) for m, s in table.runtime_steps_to_confirm() if confirmations.lookup(stored, s) is None]
+    runtime = confirmations.pending(table.runtime_steps_to_confirm(), stored)
     if runtime:
         how = "" if args.runners else " (with --runners DIR: each side on its own runtime)"
         print(f"{len(runtime)} runtime steps to confirm{how}", file=sys.stderr)

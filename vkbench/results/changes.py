@@ -137,8 +137,8 @@ class Change:
     @property
     def step(self) -> Step:
         """The step as :mod:`vkbench.results.confirmations` confirms it (the recorded commits)."""
-        return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit),
-                    self.before, self.after, self.suite_after,
+        return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit,
+                            self.machine), self.before, self.after, self.suite_after,
                     timing=self.benchmark in {b.name for b in TIMINGS})
 
     def values(self, arrow: str = "->") -> str:
@@ -254,10 +254,10 @@ class Changes:
                    and s.suite_before == s.suite_after and carries_digest(s.suite_after)]
         return rows + timings
 
-    def runtime_steps_to_confirm(self) -> list[tuple[str, Step]]:
-        """``(machine, step)`` of the runtime rows waiting for a re-measurement, each side on its own
-        runtime (``history confirm --runners``, :mod:`vkbench.runs.confirm_runtime`)."""
-        return [(c.machine, c.step) for c in self.changes if c.awaits_confirmation and c.machine]
+    def runtime_steps_to_confirm(self) -> list[Step]:
+        """The runtime rows waiting for a re-measurement (each key names its machine), each side on its
+        own runtime (``history confirm --runners``, :mod:`vkbench.runs.confirm_runtime`)."""
+        return [c.step for c in self.changes if c.awaits_confirmation and c.machine]
 
     def to_json(self) -> dict[str, Any]:
         return {"commits": self.commits, "changes": [c.to_json() for c in self.changes],

@@ -47,6 +47,10 @@ TIMING_FACTOR = 1.4
 EVENTS_TOLERANCE = 0.02
 
 Value = float | str  #: a number, or ``"failed"``
+#: asv modules recorded per runtime machine: a step of theirs is one machine's records stepping (each
+#: runtime machine has its own history), so the machine is part of its key. A lowering step's commits'
+#: files are merged over machines: its key has no machine.
+PER_MACHINE_MODULES = frozenset({catalogue.STEP_LIMIT.module, catalogue.POLICY_LADDER.module})
 
 
 class ConfirmationsError(ValueError):
@@ -61,6 +65,12 @@ class StepKey:
     param: str
     previous: str  #: the recorded commit before the step
     commit: str  #: the recorded commit after it (not the class's first commit: that one holds no values)
+    machine: str = ""  #: the runtime machine whose records step ("" for a lowering step)
+
+
+def step_machine(benchmark: str, machine: str) -> str:
+    """The machine of a step's key: ``machine`` for a per-machine (runtime) benchmark, else ""."""
+    return machine if benchmark.split(".", 1)[0] in PER_MACHINE_MODULES else ""
 
 
 @dataclass
@@ -96,7 +106,8 @@ class Confirmation:
 
     @property
     def key(self) -> StepKey:
-        return StepKey(self.benchmark, self.param, self.previous, self.commit)
+        return StepKey(self.benchmark, self.param, self.previous, self.commit,
+                       step_machine(self.benchmark, self.machine))
 
     def line(self) -> str:
         """One line saying what was recorded, what was measured again and the verdict."""
@@ -148,7 +159,7 @@ def write(path: Path, new: Iterable[Confirmation]) -> Path:
     stored = read(path)
     for confirmation in new:
         stored[confirmation.key] = confirmation
-    ordered = sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param))
+    ordered = sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param, c.machine))
     tmp = path.with_name(path.name + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(json.dumps({"schema": SCHEMA, "confirmations": [c.to_json() for c in ordered]}, indent=1)

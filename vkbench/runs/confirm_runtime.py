@@ -83,20 +83,19 @@ def measure(runner: Path, steps: Sequence[Step]) -> dict[str, float | None]:
     return found
 
 
-def confirm_runtime(results_root: Path, steps: Sequence[tuple[str, Step]], runners: Path,
+def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
                     classes: Classes | None,
                     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
                     ) -> list[Confirmation]:
-    """Re-measure both sides of each ``(machine, step)`` without a stored confirmation, each with its
-    commit's runner; store each pair's confirmations in ``results_root/confirmations.json``.
+    """Re-measure both sides of each step (of its key's machine) without a stored confirmation, each
+    with its commit's runner; store each pair's confirmations in ``results_root/confirmations.json``.
 
     Raises :class:`RunnerMissing` before measuring anything when a side has no runner, and
     :class:`~vkbench.results.confirmations.ConfirmationsError` when the stored file cannot be read.
     """
     store = confirmations.path_for(results_root)
     stored = confirmations.read(store)
-    machine_of = {id(step): machine for machine, step in steps}
-    todo = confirmations.pairs(confirmations.pending([step for _, step in steps], stored))
+    todo = confirmations.pairs(confirmations.pending(steps, stored))
     sides = {pair.previous: runner_for(pair.previous, runners, classes) for pair in todo}
     sides.update({pair.commit: runner_for(pair.commit, runners, classes) for pair in todo})
     suite = suite_version("bench_runtime")
@@ -115,7 +114,7 @@ def confirm_runtime(results_root: Path, steps: Sequence[tuple[str, Step]], runne
             how += f"; each side on its own runtime ({sides[key.previous].parent.name}, " \
                    f"{sides[key.commit].parent.name})"
             judged.append(Confirmation(key.benchmark, key.param, key.previous, key.commit, date,
-                                       machine_of[id(step)], suite, step.before, step.after,
+                                       key.machine, suite, step.before, step.after,
                                        before[key.param], after[key.param], ok, how))
         confirmations.write(store, judged)
         done += judged
