@@ -169,18 +169,56 @@ def test_runtime_steps_are_confirmed_each_side_on_its_own_runner(results: Path, 
     monkeypatch.setattr(confirm_runtime, "measure", lambda runner, steps: measured[runner.parent.name])
     table = explain(read_dir(results / "upstream"), None, {}, None, classes)
     done = confirm_runtime.confirm_runtime(results / "upstream", table.runtime_steps_to_confirm(), runners,
-                                           classes, log=lambda line: None)
+                                           classes, MACHINE, log=lambda line: None)
     verdicts = {c.param: (c.reproduced, c.machine, c.measured_before, c.measured_after) for c in done}
     assert verdicts == {"probe/mish, native": (True, MACHINE, 3.0, 0.0),  # recorded 3 -> 0
                         "probe/index_dim1, native": (False, MACHINE, 0.0, 0.0)}  # recorded 0 -> 3: not again
     assert all(c.suite and c.suite.startswith("suite-") for c in done)
     assert confirm_runtime.confirm_runtime(results / "upstream", table.runtime_steps_to_confirm(), runners,
-                                           classes, log=lambda line: None) == []  # stored: not re-run
+                                           classes, MACHINE, log=lambda line: None) == []  # stored: kept
     from vkbench.results.confirmations import path_for, read
 
     again = explain(read_dir(results / "upstream"), None, read(path_for(results / "upstream")), None, classes)
     assert [r.param for r in again.dropped] == ["probe/index_dim1, native"]
     assert [(r.param, r.confirmed) for e in again.events for r in e.rows] == [("probe/mish, native", True)]
+
+
+def test_runners_of_one_machine_confirm_only_its_steps(results: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A tracer-on machine steps between the same commits: the runners (one machine's builds) must not
+    answer its step. Without ``--machine`` the CLI names both machines and measures nothing; with it,
+    only that machine's steps are measured, and the other's still wait."""
+    from vkbench.runs import confirm_runtime
+
+    on = "lavapipe-test-tracer-on"
+    for commit, date, mish in ((C0, 3, 3), (C1, 1, 0)):
+        write_result(results / "upstream", commit, date, {LADDER: _ladder(mish, 0)}, machine=on)
+    runners = tmp_path / "runners"
+    for commit in (C0, C1):
+        (runners / f"runner-{commit[:8]}").mkdir(parents=True)
+        (runners / f"runner-{commit[:8]}" / "pte_runner").write_text("")
+    asked: list[str] = []
+
+    def measure(runner: Path, steps: list) -> dict[str, float]:
+        asked.extend(step.key.machine for step in steps)
+        return {step.key.param: 0.0 for step in steps}
+
+    monkeypatch.setattr(confirm_runtime, "measure", measure)
+    gate = str(results / "history" / "classes-gate.json")
+    args = ["history", "confirm", "--runners", str(runners), "--results", str(results / "upstream"),
+            "--classes", gate]
+    assert main(args) == 2 and asked == []
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error == (f"vkbench history: error: runtime steps of 2 machines wait ({MACHINE}, {on}): "
+                     "--runners holds one machine's builds, name it with --machine")
+    assert main([*args, "--machine", on]) == 0
+    assert set(asked) == {on}
+    table = explain(read_dir(results / "upstream"), None, {}, None, _runtime_classes(results))
+    from vkbench.results.confirmations import path_for, pending, read
+
+    waiting = pending(table.runtime_steps_to_confirm(), read(path_for(results / "upstream")))
+    assert {step.key.machine for step in waiting} == {MACHINE}
 
 
 def test_a_machine_with_step_limits_only_draws_no_empty_ladder(results: Path, tmp_path: Path) -> None:

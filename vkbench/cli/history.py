@@ -100,6 +100,9 @@ def add_parser(sub: Subparsers) -> None:
     confirm.add_argument("--runners", type=Path, metavar="DIR",
                          help="C++ runners per commit (DIR/runner-<sha8>/pte_runner): confirm the runtime "
                               "steps, each side on its own runtime (VKBENCH_BUNDLES: the programs recorded)")
+    confirm.add_argument("--machine", default=None,
+                         help="the runtime machine the runners were built for (tracer on or off); needed "
+                              "with --runners when steps of more than one runtime machine wait")
     confirm.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream",
                          help="recorded results (default: results/upstream); confirmations.json is kept "
                               "there")
@@ -134,6 +137,12 @@ def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
         raise UsageError(str(error)) from None
 
 
+def _runtime_classes_beside(classes_file: Path):  # noqa: ANN202 - a Classes or None; imported lazily
+    """The runtime classes (``vkbench runtime classes``) stored beside ``classes_file``, if any."""
+    runtime_file = classes_file.with_name(classes_path("runtime").name)
+    return _read_classes(runtime_file) if runtime_file.is_file() else None
+
+
 def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; imported lazily
     """The events of ``results`` with their stored confirmations and release bases, and the runtime
     machines' rung steps ordered by the runtime classes stored beside ``classes_file``; unreadable result
@@ -149,8 +158,7 @@ def explained(results: Path, classes_file: Path):  # noqa: ANN201 - a Changes; i
     if not found.files:
         raise UsageError(f"{results} holds no readable asv result files")
     classes = _read_classes(classes_file) if classes_file.is_file() else None
-    runtime_file = classes_file.with_name(classes_path("runtime").name)  # ``vkbench runtime classes``
-    runtime_classes = _read_classes(runtime_file) if runtime_file.is_file() else None
+    runtime_classes = _runtime_classes_beside(classes_file)
     try:
         stored = confirmations.read(confirmations.path_for(results))
         bases = read_bases(classes_file.with_name("release-bases.json"))
@@ -232,13 +240,18 @@ def _confirm(args: argparse.Namespace) -> int:
         how = "" if args.runners else " (with --runners DIR: each side on its own runtime)"
         print(f"{len(runtime)} runtime steps to confirm{how}", file=sys.stderr)
     if args.runners is not None and not args.dry_run:
-        from vkbench.runs.confirm_runtime import RunnerMissing, confirm_runtime
+        from vkbench.runs.confirm_runtime import RunnerMissing, confirm_runtime, machines_of
 
         if not args.runners.is_dir():
             raise UsageError(f"no runners folder {args.runners}")
-        runtime_classes = _read_classes(classes_path("runtime")) if classes_path("runtime").exists() else None
+        waiting = machines_of(runtime)
+        if args.machine is None and len(waiting) > 1:
+            raise UsageError(f"runtime steps of {len(waiting)} machines wait ({', '.join(waiting)}): "
+                             "--runners holds one machine's builds, name it with --machine")
+        machine = args.machine if args.machine is not None else next(iter(waiting), "")
         try:
-            done_runtime = confirm_runtime(args.results, runtime, args.runners, runtime_classes)
+            done_runtime = confirm_runtime(args.results, runtime, args.runners,
+                                           _runtime_classes_beside(args.classes), machine)
         except RunnerMissing as error:
             raise UsageError(str(error)) from None
         failed = sum(1 for c in done_runtime if not c.reproduced)

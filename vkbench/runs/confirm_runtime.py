@@ -83,19 +83,29 @@ def measure(runner: Path, steps: Sequence[Step]) -> dict[str, float | None]:
     return found
 
 
+def machines_of(steps: Sequence[Step]) -> list[str]:
+    """The runtime machines whose steps are in ``steps``, sorted."""
+    return sorted({step.key.machine for step in steps})
+
+
 def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
-                    classes: Classes | None,
+                    classes: Classes | None, machine: str,
                     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
                     ) -> list[Confirmation]:
-    """Re-measure both sides of each step (of its key's machine) without a stored confirmation, each
-    with its commit's runner; store each pair's confirmations in ``results_root/confirmations.json``.
+    """Re-measure both sides of each of ``machine``'s steps without a stored confirmation, each with its
+    commit's runner; store each pair's confirmations in ``results_root/confirmations.json``.
+
+    The runners are builds of one runtime machine (the event tracer on or off changes how far a
+    delegate runs), so only that machine's steps are measured with them; another machine's steps wait
+    for a run with its own runners.
 
     Raises :class:`RunnerMissing` before measuring anything when a side has no runner, and
     :class:`~vkbench.results.confirmations.ConfirmationsError` when the stored file cannot be read.
     """
     store = confirmations.path_for(results_root)
     stored = confirmations.read(store)
-    todo = confirmations.pairs(confirmations.pending(steps, stored))
+    todo = confirmations.pairs(step for step in confirmations.pending(steps, stored)
+                               if step.key.machine == machine)
     sides = {pair.previous: runner_for(pair.previous, runners, classes) for pair in todo}
     sides.update({pair.commit: runner_for(pair.commit, runners, classes) for pair in todo})
     suite = suite_version("bench_runtime")
