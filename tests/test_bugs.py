@@ -465,6 +465,37 @@ def test_a_row_says_whether_the_machines_that_ran_its_reproducer_agree():
     assert row(True, False).to_json()["repro_agree"] is False
 
 
+def test_a_run_that_compared_no_outputs_cannot_tell_a_wrong_output():
+    """A wrong-output reproducer run whose outputs were never compared with eager (``no error: ran``)
+    neither agrees nor disagrees, and never dates the bug as fixed; a compared clean run does."""
+    from vkbench.results.repro_runs import ReproRun
+
+    uncompared = ReproRun(0, False, "error: wrong output", "no error: ran", 0.4)
+    compared = ReproRun(0, False, "error: wrong output", "no error: ran, max abs diff 0", 0.4)
+    wrong = ReproRun(0, True, "error: wrong output", "error: wrong output: max abs diff 3.18", 0.4)
+    crash = ReproRun(-11, False, "error: load crashed", "no error: ran", 0.4)
+    assert (uncompared.judged, compared.judged, wrong.judged, crash.judged) == (False, True, True, True)
+    assert (uncompared.clean, compared.clean, crash.clean) == (False, True, False)
+
+    def row(*runs: ReproRun) -> BugRow:
+        seen = {f"m{i}": {"reproduced": run.reproduced, "judged": run.judged} for i, run in enumerate(runs)}
+        return BugRow("x", "run", "e", "Vulkan runtime", [], "", "", repro_runs=seen)
+
+    assert row(wrong, wrong, uncompared).repro_agree is True
+    assert row(wrong, uncompared).repro_agree is None
+    assert row(wrong, compared).repro_agree is False
+
+
+def test_the_unets_garbage_is_seen_alike_where_outputs_were_compared(rows):
+    """``run_unet_step_garbage``: lavapipe and the H100 compared outputs and both saw it; the H200
+    record (10:23Z on 2026-12-06) predates that comparison, so it cannot tell and is not counted."""
+    row = next(r for r in rows if r.id == "run_unet_step_garbage")
+    judged = {machine: run["judged"] for machine, run in row.repro_runs.items()}
+    assert judged == {"lavapipe-x86_64-2core-tracer-off": True, "nvidia-h100-tracer-off": True,
+                      "nvidia-h200-tracer-off": False}
+    assert row.repro_agree is True
+
+
 def test_every_runtime_reproducer_was_seen_to_fail_on_a_vulkan_build(rows):
     """The runtime rows' check, recorded on a Vulkan build (CI has none): each reproduced there."""
     from vkbench.results import repro_runs

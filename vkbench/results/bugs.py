@@ -92,11 +92,12 @@ class BugRow:
 
     @property
     def repro_agree(self) -> bool | None:
-        """Whether the reproducer did the same (reproduced or not) on every machine that ran it (None
-        below two machines): lavapipe and an NVIDIA GPU agreeing puts the failure in ExecuTorch, not a
-        driver."""
-        seen = {run["reproduced"] for run in self.repro_runs.values()}
-        return None if len(self.repro_runs) < 2 else len(seen) == 1
+        """Whether the reproducer did the same (reproduced or not) on every machine whose run could tell
+        (None below two such machines): lavapipe and an NVIDIA GPU agreeing puts the failure in
+        ExecuTorch, not a driver. A run that could not tell (:attr:`ReproRun.judged`) neither agrees nor
+        disagrees."""
+        seen = [run["reproduced"] for run in self.repro_runs.values() if run.get("judged", True)]
+        return None if len(seen) < 2 else len(set(seen)) == 1
 
     def to_json(self) -> dict[str, Any]:
         """The keys ``vkbench bugs --json`` promises first, then the rest."""
@@ -178,13 +179,13 @@ def reproducer_dates(name: str, records: list[ReproRecord],
                      classes: Classes | None) -> tuple[str, str, str]:
     """``(first_bad, fixed_in, summary)`` of a runtime row from its reproducer's runs by upstream commits'
     runtimes (``results/bugs/upstream``): bad where it reproduced on every machine, good where it ran
-    clean (exit 0, the failure not printed) on every one; others say nothing."""
+    clean (exit 0, the failure not printed, the run able to tell) on every one; others say nothing."""
     runs: dict[str, dict[str, ReproRun]] = {}
     for record in records:
         if record.commit and name in record.runs:
             runs.setdefault(record.commit, {})[record.machine] = record.runs[name]
     verdicts = {commit: (True if all(r.reproduced for r in found.values())
-                         else False if all(r.rc == 0 and not r.reproduced for r in found.values()) else None)
+                         else False if all(r.clean for r in found.values()) else None)
                 for commit, found in runs.items()}
     machines = sorted({m for found in runs.values() for m in found})
     return dated(verdicts, classes, f"reproducer ({', '.join(machines)}): reproduced",
@@ -299,7 +300,8 @@ def _repro_runs(bug: Bug, runs: list[ReproRecord]) -> dict[str, dict[str, Any]]:
             continue
         run = record.runs[name]
         build = {**record.build, **run.build}  # a run added later says where its build differs
-        found[record.machine] = {"reproduced": run.reproduced, "rc": run.rc, "line": run.line,
+        found[record.machine] = {"reproduced": run.reproduced, "judged": run.judged, "rc": run.rc,
+                                 "line": run.line,
                                  "date": run.date or record.date,
                                  "executorch": build.get("git_version") or build.get("executorch", ""),
                                  "torch": build.get("torch", ""), "runner": build.get("runner", "")}

@@ -34,6 +34,10 @@ RECORDS = RESULTS_ROOT / "bugs"
 #: Records of one upstream commit's runtime each (their build's ``commit``), beside the machines' own.
 HISTORY = RECORDS / "upstream"
 REPRO = ROOT / "repro"
+#: What a ``run_*`` reproducer (and :func:`vkbench.execution.repros.judge_native`) prints for a wrong output.
+WRONG_OUTPUT = "error: wrong output"
+#: The line of a run whose outputs were not compared with eager: it ran, and says nothing about them.
+UNCOMPARED = "no error: ran"
 
 
 def docstring_line(path: Path, key: str) -> str:
@@ -62,6 +66,17 @@ class ReproRun:
     #: that the run did not use.
     date: str = ""
     build: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> bool:
+        """Could this run show or refute its failure? Not for a wrong-output reproducer whose outputs
+        were never compared with eager (a record made before the C++ runner's outputs were judged)."""
+        return not (self.expected.startswith(WRONG_OUTPUT) and self.line == UNCOMPARED)
+
+    @property
+    def clean(self) -> bool:
+        """Ran to the end without its failure, and could have shown it: the bug is absent here."""
+        return self.rc == 0 and not self.reproduced and self.judged
 
 
 @dataclass

@@ -57,7 +57,8 @@ _URL = re.compile(r"\s*\(?https?://\S+")
 
 def _run(machine: str, run: dict[str, Any]) -> str:
     """One recorded run of the reproducer: where, whether it showed the failure, with which build."""
-    seen = "reproduced" if run["reproduced"] else "NOT reproduced"
+    seen = ("reproduced" if run["reproduced"] else "NOT reproduced" if run.get("judged", True)
+            else "could not tell (outputs not compared)")
     build = (f"executorch {str(run['executorch'])[:10]}, torch {run['torch']}" if run["executorch"]
              else run.get("runner") or "build not recorded")
     line = _URL.sub("", run["line"])  # the page links nowhere outside the site
@@ -78,7 +79,8 @@ def _cells(row: BugRow) -> list[str]:
     if row.repro_runs:
         repro += _list([_run(machine, run) for machine, run in row.repro_runs.items()])
     if row.repro_agree is not None:
-        repro += (f"<small>{len(row.repro_runs)} machines agree</small>" if row.repro_agree
+        told = sum(1 for run in row.repro_runs.values() if run.get("judged", True))
+        repro += (f"<small>{told} machines agree</small>" if row.repro_agree
                   else '<small class="failed">the machines disagree</small>')
     error = html.escape(row.error)
     stored = sorted({_URL.sub("", line) for found in row.error_lines.values() for line in found.values()})
