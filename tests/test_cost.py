@@ -12,7 +12,7 @@ import pytest
 
 from vkbench.results.cost import costs
 from vkbench.suite import catalogue
-from vkbench.suite.tiers import TIERS
+from vkbench.suite.tiers import TARGET_MINUTES, TIERS
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
            "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples", "profile"]
@@ -162,6 +162,32 @@ def test_excused_gaps_alone_never_promote_a_file(results, monkeypatch):
     benchmarks["bench_new.Only.track_x"] = _meta("bench_new.Only.track_x", [], "track", None)
     (results / "benchmarks.json").write_text(json.dumps(benchmarks))
     assert [c.tier for c in costs(results)] == ["gate"]
+
+
+def test_a_recording_beside_another_is_not_judged_alone(results, monkeypatch):
+    """Two lanes, one per core: each commit's benchmarks ran while the other's did, so a missed target
+    reads "missed beside 1 run" and names the other commit; a file of another machine at the same time,
+    or one of this machine before, is not beside it; a file alone that misses is MISSED."""
+    _tiers(monkeypatch, r"^bench_probes\.|PolicyPartition", ABSENT, ABSENT)
+    monkeypatch.setitem(TARGET_MINUTES, "gate", 1.0)  # the fixture's gate costs about 2.5 min
+    t0 = 1_780_000_000_000
+    coverage, work = PROBE_TRACKS
+    policy = catalogue.POLICY_WORK.name
+    _started(results, {coverage: (t0, 30.0), work: (t0 + 30_000, 30.0), policy: (t0 + 60_000, 30.0)})
+    data = json.loads((results / "box" / "aaaaaaaa-env.json").read_text())
+    # (machine, commit letter, ms later): the other lane, another machine at once, this machine before
+    for machine, letter, shift in (("box", "b", 45_000), ("gpu", "c", 0), ("box", "d", -600_000)):
+        moved = json.loads(json.dumps(data)) | {"commit_hash": letter * 40}
+        for row in moved["results"].values():
+            if row[COLUMNS.index("started_at")] is not None:
+                row[COLUMNS.index("started_at")] += shift
+        (results / machine).mkdir(exist_ok=True)
+        (results / machine / f"{letter * 8}-env.json").write_text(json.dumps(moved))
+    found = {(r.machine, r.commit[0]): r for r in costs(results)}
+    assert found["box", "a"].beside == ["b" * 40] and found["box", "b"].beside == ["a" * 40]
+    assert found["box", "a"].verdict == "missed beside 1 run"
+    assert found["gpu", "c"].beside == [] and found["box", "d"].beside == []
+    assert found["box", "d"].verdict == "MISSED" and found["box", "d"].to_json()["verdict"] == "MISSED"
 
 
 def test_cost_command_reads_any_results_dir(results):

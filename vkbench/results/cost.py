@@ -28,6 +28,11 @@ benchmarks are dealt to as few processes as their times allow, and the wall is
 the longest process's (its benchmarks and the ``setup_cache`` they used). A file
 written by one process, or by runs at different times, is one process: the sum.
 
+A file recorded while another recording of the same machine ran (two lanes, one per core, or a
+build beside a lane) took longer than it would alone: a row whose benchmarks overlap another file's
+in time names those commits (``beside``), and a target it misses that way is "missed beside N runs",
+not a MISSED, since the run alone was not measured.
+
 Since tiers are stored beside the results, a file's tier is the one it was
 recorded under. For files recorded before that, the tier is inferred: the
 suite grows while old results stay: a benchmark that no file in the
@@ -66,13 +71,25 @@ class TierCost:
     wall_s: float
     work_s: float
     target_min: float | None
+    #: Commits of the same machine whose recordings ran while this one did (their benchmarks overlap).
+    beside: list[str] = field(default_factory=list)
 
     @property
     def efficiency(self) -> float:
         return self.work_s / self.wall_s if self.wall_s else 0.0
 
+    @property
+    def verdict(self) -> str:
+        """``met``, ``MISSED`` (alone) or ``missed beside N runs`` ("" without a target)."""
+        if self.target_min is None:
+            return ""
+        if self.wall_s <= self.target_min * 60:
+            return "met"
+        return f"missed beside {len(self.beside)} run{'s' * (len(self.beside) > 1)}" if self.beside \
+            else "MISSED"
+
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "efficiency": round(self.efficiency, 3)}
+        return {**asdict(self), "efficiency": round(self.efficiency, 3), "verdict": self.verdict}
 
 
 def _combos(params: list[list[str]]) -> list[str]:
@@ -262,6 +279,46 @@ def unrecorded_benchmarks(found: ResultSet) -> frozenset[str]:
     return frozenset(name for name in found.benchmarks if name not in recorded)
 
 
+Interval = tuple[float, float]  #: when one benchmark ran, ms since the epoch (asv's ``started_at``)
+
+
+def _intervals(record: ResultFile, names: set[str] | None = None) -> list[Interval]:
+    """When each benchmark of the file (of ``names`` only, if given) ran."""
+    return sorted((held.started_at, held.started_at + 1000 * (held.duration or 0.0))
+                  for name, held in record.results.items()
+                  if held.started_at is not None and (names is None or name in names))
+
+
+def _overlap(ours: list[Interval], theirs: list[Interval]) -> bool:
+    """Does any interval of ``ours`` overlap one of ``theirs`` (both sorted) by more than asv's slack?"""
+    i = j = 0
+    while i < len(ours) and j < len(theirs):
+        (a, b), (c, d) = ours[i], theirs[j]
+        if min(b, d) - max(a, c) > _SLACK_MS:
+            return True
+        if b < d:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def _beside(record: ResultFile, files: list[ResultFile], names: set[str]) -> list[str]:
+    """Commits of other files of the record's machine whose benchmarks ran while its ``names`` did."""
+    ours = _intervals(record, names)
+    if not ours:
+        return []
+    found = []
+    for other in files:
+        if other is record or other.machine != record.machine:
+            continue
+        theirs = _intervals(other)
+        if theirs and theirs[0][0] < ours[-1][1] and max(d for _, d in theirs) > ours[0][0] \
+                and _overlap(ours, theirs):
+            found.append(other.commit)
+    return sorted(found)
+
+
 def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[TierCost]:
     """Per result file (machine x commit): the cost of the tier it was recorded with.
 
@@ -278,6 +335,9 @@ def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[Tie
         else:
             cost = inferred_tier(record, found.benchmarks, unrecorded)
         if cost is not None and (not tiers or cost.tier in tiers):
+            names = {name for name, meta in found.benchmarks.items() if "params" in meta
+                     and _selected(name, meta["params"], TIERS[cost.tier])}
+            cost.beside = _beside(record, found.files, names)
             rows.append(cost)
     return rows
 
@@ -288,8 +348,8 @@ def render(rows: list[TierCost], markdown: bool = False,
     headers = ["machine", "commit", "tier", "benchmarks", "wall min", "unique work min", "efficiency",
                "target min"]
     cells = [[r.machine, r.commit[:8], r.tier, r.benchmarks, f"{r.wall_s / 60:.1f}", f"{r.work_s / 60:.1f}",
-              f"{r.efficiency:.2f}", "-" if r.target_min is None else
-              f"{r.target_min:g} ({'met' if r.wall_s <= r.target_min * 60 else 'MISSED'})"] for r in rows]
+              f"{r.efficiency:.2f}", "-" if r.target_min is None else f"{r.target_min:g} ({r.verdict})"]
+             for r in rows]
     if classes:
         headers.append("class (commits)")
         for row, cell in zip(rows, cells, strict=True):
