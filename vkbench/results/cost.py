@@ -28,8 +28,8 @@ benchmarks are dealt to as few processes as their times allow, and the wall is
 the longest process's (its benchmarks and the ``setup_cache`` they used). A file
 written by one process, or by runs at different times, is one process: the sum.
 
-A file recorded while another recording of the same machine ran (two lanes, one per core, or a
-build beside a lane) took longer than it would alone: a row whose benchmarks overlap another file's
+A file recorded while another recording of the same machine ran (two lanes, one per core) took
+longer than it would alone: a row whose benchmarks overlap another file's
 in time names those commits (``beside``), and a target it misses that way is "missed beside N runs",
 not a MISSED, since the run alone was not measured.
 
@@ -308,13 +308,14 @@ def _beside(record: ResultFile, files: list[ResultFile], names: set[str]) -> lis
     ours = _intervals(record, names)
     if not ours:
         return []
+    end = max(b for _, b in ours)
     found = []
     for other in files:
         if other is record or other.machine != record.machine:
             continue
         theirs = _intervals(other)
-        if theirs and theirs[0][0] < ours[-1][1] and max(d for _, d in theirs) > ours[0][0] \
-                and _overlap(ours, theirs):
+        spans_meet = bool(theirs) and theirs[0][0] < end and max(d for _, d in theirs) > ours[0][0]
+        if spans_meet and _overlap(ours, theirs):
             found.append(other.commit)
     return sorted(found)
 
