@@ -181,6 +181,25 @@ def test_an_older_suite_is_drawn_but_never_compared(repo: tuple[Path, list[str]]
     assert left == {(hashes[3], hashes[5]): OLDER_SUITE}  # the older neighbour; today's is not compared
 
 
+def test_the_release_line_hands_main_to_the_main_line(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """The newest release's line goes on into the main commits recorded after it: the release -> main
+    step is its own, but a step between two of those main commits is the main line's, told once."""
+    from vkbench.results import sidecar
+
+    path, hashes = repo
+    found_classes = classify(path / ".git", "HEAD", INPUTS, base_for)
+    box = tmp_path / "results" / "box"
+    tag = box / "tag.json"
+    _asv(tag, "f" * 40, 1, [3, 6], [0, 0])  # a release tag, off the main line
+    sidecar.merge(tag, Provenance(release="v1.5.0"))
+    _asv(box / "1.json", hashes[1], 2, [2, 6], [0, 0])  # class 0
+    _asv(box / "2.json", hashes[2], 3, [1, 6], [0, 0])  # class 1: mish 2 -> 1, exactly at hashes[2]
+    table = changes(read_dir(tmp_path / "results"), found_classes)
+    told = [(c.line, c.param, c.before, c.after, c.previous[:8], c.commit[:8]) for c in table.changes]
+    assert told == [("main", "mish", 2, 1, hashes[1][:8], hashes[2][:8]),
+                    ("releases", "mish", 3, 2, "f" * 8, hashes[1][:8])]
+
+
 def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_benchmark, monkeypatch) -> None:
     """The suite logs the executorch modules it imported; the sidecar keeps them; ``widen`` adds
     what the class's set lacks, so the classes are recomputed with the new import."""

@@ -4,7 +4,8 @@ Recorded commits are put on their lines of history: the main line in the
 order of its classes (:mod:`vkbench.commits.classes`, runs of commits with
 identical lowering inputs); the release tags in version order, going on
 into the main commits recorded after the newest of them (a release branch
-leaves main, so its steps are ranges, never exact); anything else in
+leaves main, so its steps are ranges, never exact; two main commits there are
+compared by the main line only, so no step is told twice); anything else in
 commit-date order. Between two neighbours on a line, every count
 that differs is a row; a failure is the value ``"failed"`` (asv stores
 NaN; its stage and first error line come from the file's sidecar). When the
@@ -502,6 +503,8 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
              current: ResultFile, after: Point) -> None:
         if line == "main" and classes is not None and index[current.commit] == index[previous.commit]:
             return  # one class: the same lowering inputs
+        if line == "releases" and previous.commit in index and current.commit in index:
+            return  # two main commits on the release line's way into main: the main line compares them
         if not _is_step(bench, before[0], after[0]):
             return
         cause = classes.classes[index[current.commit]] if line == "main" and classes else None
