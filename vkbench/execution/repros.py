@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench.execution import device
-from vkbench.results.repro_runs import REPRO, ReproRecord, ReproRun, docstring_line
+from vkbench.results.repro_runs import REPRO, UNCOMPARED, WRONG_OUTPUT, ReproRecord, ReproRun, docstring_line
 
 #: Prints the build's facts as one JSON line (run with the build's interpreter).
 _BUILD_FACTS = """
@@ -198,18 +198,18 @@ def judge_native(expected: str, output: str, outputs: list[Any] | None,
         floats = [np.asarray(o) for o in outputs if np.asarray(o).dtype.kind == "f"]
         nan = sum(int(np.isnan(o).sum()) for o in floats)
         total = sum(o.size for o in floats)
-        ran = "no error: ran"
+        ran = UNCOMPARED
         if not nan and eager is not None:
             from vkbench.execution.outcome import MATCH_SNR_DB, compare
 
             try:
                 diff, snr, _ = compare(outputs, eager)
                 distance = f"max abs diff {diff:.3g}" + (f", SNR {snr:.1f} dB" if snr is not None else "")
-                ran = (f"error: wrong output: {distance}" if snr is not None and snr < MATCH_SNR_DB
+                ran = (f"{WRONG_OUTPUT}: {distance}" if snr is not None and snr < MATCH_SNR_DB
                        else f"{ran}, {distance}")
             except ValueError as error:
                 ran += f" ({error})"
-        text += "\n" + (f"error: wrong output: NaN ({nan} of {total} values)" if nan else ran)
+        text += "\n" + (f"{WRONG_OUTPUT}: NaN ({nan} of {total} values)" if nan else ran)
     return bool(expected) and expected in text, _telling_line(text, expected)
 
 
