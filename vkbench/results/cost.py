@@ -303,17 +303,18 @@ def _overlap(ours: list[Interval], theirs: list[Interval]) -> bool:
     return False
 
 
-def _beside(record: ResultFile, files: list[ResultFile], names: set[str]) -> list[str]:
-    """Commits of other files of the record's machine whose benchmarks ran while its ``names`` did."""
+def _beside(record: ResultFile, names: set[str], others: dict[int, tuple[ResultFile, list[Interval]]]
+            ) -> list[str]:
+    """Commits of other files of the record's machine whose benchmarks ran while its ``names`` did;
+    ``others``: every file by ``id``, with when its benchmarks ran (read once for all rows)."""
     ours = _intervals(record, names)
     if not ours:
         return []
     end = max(b for _, b in ours)
     found = []
-    for other in files:
+    for other, theirs in others.values():
         if other is record or other.machine != record.machine:
             continue
-        theirs = _intervals(other)
         spans_meet = bool(theirs) and theirs[0][0] < end and max(d for _, d in theirs) > ours[0][0]
         if spans_meet and _overlap(ours, theirs):
             found.append(other.commit)
@@ -329,6 +330,7 @@ def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[Tie
     """
     found = results if isinstance(results, ResultSet) else read_dir(results)
     unrecorded = unrecorded_benchmarks(found)
+    ran = {id(record): (record, _intervals(record)) for record in found.files}
     rows = []
     for record in found.files:
         if record.tier in TIERS:
@@ -338,7 +340,7 @@ def costs(results: Path | ResultSet, tiers: list[str] | None = None) -> list[Tie
         if cost is not None and (not tiers or cost.tier in tiers):
             names = {name for name, meta in found.benchmarks.items() if "params" in meta
                      and _selected(name, meta["params"], TIERS[cost.tier])}
-            cost.beside = _beside(record, found.files, names)
+            cost.beside = _beside(record, names, ran)
             rows.append(cost)
     return rows
 
