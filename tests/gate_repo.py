@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from git_repos import git
+
 from vkbench.build import aot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,13 +71,6 @@ DROP_LINE = "        exir_ops.edge.aten.tanh.default,\n"
 WORK = r"PartitionWork\.track_partition_events"
 TIME = r"PartitionScaling\.time_partition"
 MACHINE = "vkbench-gate"
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "gate", "GIT_AUTHOR_EMAIL": "gate@vkbench.invalid",
-           "GIT_COMMITTER_NAME": "gate", "GIT_COMMITTER_EMAIL": "gate@vkbench.invalid"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout.strip()
 
 
 def git_commit(repo: Path, message: str, date: str) -> str:
