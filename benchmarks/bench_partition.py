@@ -48,6 +48,7 @@ from .common import (
     shared_record,
     skip,
     suite_version,
+    version_classes,
 )
 
 #: Sizes counted by one child (one import of torch and ExecuTorch instead of two): the gate's.
@@ -265,3 +266,6 @@ class PartitionWithoutHorizontalFusionRecord(_Blocks):
         return self.record["partitions"]
 
     track_partitions.unit = "partitions"
+
+
+version_classes(globals())  # asv: each class its own series (kept or restarted by evidence)

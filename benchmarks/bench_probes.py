@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import PROBE_NAMES, lower_probe, quiet, skip, suite_version
+from .common import PROBE_NAMES, lower_probe, quiet, skip, suite_version, version_classes
 
 version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 
@@ -98,3 +98,6 @@ class ProbeFailure(_Probes):
         return int("error" in cache[case])
 
     track_lowering_failed.unit = "failed"
+
+
+version_classes(globals())  # asv: each class its own series (kept or restarted by evidence)

@@ -40,6 +40,16 @@ from vkbench.suite.catalogue import BLOCK_SIZES, PROBE_NAMES, WORK_PHASES, WORK_
 from vkbench.suite.identity import suite_version  # noqa: F401 - the modules' version
 
 
+def version_classes(namespace: dict[str, Any]) -> None:
+    """Give every benchmark class of a module (its ``globals()``) its own asv ``version``: the class's
+    series is kept across a suite change only where an equivalence record re-measured it equal, so
+    one module can keep some classes' series and restart others' (``vkbench.suite.equivalence``)."""
+    name = namespace["__name__"]
+    for cls_name, cls in namespace.items():
+        if isinstance(cls, type) and not cls_name.startswith("_") and cls.__module__ == name:
+            cls.version = suite_version(name, cls_name)
+
+
 def quiet() -> None:
     """Silence the partitioner's INFO lines and torch's deprecation chatter."""
     logging.getLogger().setLevel(logging.ERROR)

@@ -36,7 +36,7 @@ def test_blocked_entries_skip_with_their_reason_but_still_report_work(load_bench
     policies = load_benchmark("bench_policies")
     with pytest.raises(NotImplementedError, match="no/such is blocked at import: .*not a policy entry"):
         policies.PolicyPartition().setup(str(tmp_path), "no/such")
-    work = policies.PolicyPartitionWork()
+    work = policies.RecordCostPolicyPartition()
     work.setup(str(tmp_path), "no/such")  # the work track never skips
     assert work.track_work_seconds(str(tmp_path), "no/such") == 0.0
 

@@ -9,7 +9,8 @@ modules (which never parse a command line, and never import this package):
 :mod:`~vkbench.cli.lowering` (probe, partition, policies),
 :mod:`~vkbench.cli.doctor`, :mod:`~vkbench.cli.results` (record, publish,
 summary, cost, shards), :mod:`~vkbench.cli.runtime`,
-:mod:`~vkbench.cli.history` (changes, history), :mod:`~vkbench.cli.bugs`,
+:mod:`~vkbench.cli.history` (changes, history),
+:mod:`~vkbench.cli.suite` (node orders, equivalence across suite changes), :mod:`~vkbench.cli.bugs`,
 :mod:`~vkbench.cli.upstream`,
 :mod:`~vkbench.cli.site`,
 :mod:`~vkbench.cli.build` and :mod:`~vkbench.cli.docs`. Building the parser
@@ -24,7 +25,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from vkbench.cli import bugs, build, docs, doctor, history, lowering, results, runtime, site, upstream
+from vkbench.cli import bugs, build, docs, doctor, history, lowering, results, runtime, site, suite, upstream
 from vkbench.cli.common import EXIT_USAGE, UsageError
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``vkbench`` parser: every command group's verbs, in ``--help`` order."""
     parser = argparse.ArgumentParser(prog="vkbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (lowering, doctor, results, history, runtime, bugs, upstream, site, build, docs):
+    for group in (lowering, doctor, results, history, suite, runtime, bugs, upstream, site, build, docs):
         group.add_parser(sub)
     return parser
 

@@ -291,7 +291,24 @@ def _instrumented(
         )
         stack.enter_context(patched(fx_cls, "propose_partitions", timed("partition.propose_partitions")))
         stack.enter_context(patched(operators_cls, "is_node_supported", checked))
+        for name, entry in sorted(_pattern_registry().items()) if vulkan else ():
+            stack.enter_context(patched(entry, "get_graphs_fn", timed(PATTERN_GRAPHS + name)))
         yield
+
+
+#: Phase prefix of one registered pattern's graphs, built inside ``fusable_patterns`` (its sub-phase).
+PATTERN_GRAPHS = "partition.pattern_graphs:"
+
+
+def _pattern_registry() -> dict[str, Any]:
+    """ExecuTorch's Vulkan pattern registry (``name -> entry``) where the commit has one with graphs:
+    each entry's ``get_graphs_fn`` is timed as a sub-phase of ``fusable_patterns``, so the cost of
+    building one pattern's graphs (and a new pattern's) is told apart from the matching."""
+    registry = getattr(_vk_patterns, "fusable_patterns", None)
+    if not isinstance(registry, dict):
+        return {}
+    return {str(name): entry for name, entry in registry.items()
+            if getattr(entry, "get_graphs_fn", None) is not None}
 
 
 def _delegated_nodes(graph_module: torch.fx.GraphModule) -> Counter[str]:
@@ -532,14 +549,23 @@ def lower_allowing_non_core(
 
 
 def partition_phases(clock: PhaseClock) -> dict[str, float]:
-    """Exclusive seconds per partition phase; ``other`` is the partitioner's own glue."""
+    """Exclusive seconds per partition phase; ``other`` is the partitioner's own glue.
+    ``fusable_patterns`` includes its sub-phases (:func:`pattern_graph_phases`)."""
     names = {
         "partition.fusable_patterns": "fusable_patterns",
         "partition.propose_partitions": "propose_partitions",
         "partition.is_node_supported": "is_node_supported",
         "partition": "other",
     }
-    return {short: round(clock.seconds.get(long, 0.0), 4) for long, short in names.items()}
+    phases = {short: clock.seconds.get(long, 0.0) for long, short in names.items()}
+    phases["fusable_patterns"] += sum(pattern_graph_phases(clock).values())
+    return {short: round(value, 4) for short, value in phases.items()}
+
+
+def pattern_graph_phases(clock: PhaseClock) -> dict[str, float]:
+    """``pattern name -> exclusive reading`` of building each registered pattern's graphs."""
+    return {long.removeprefix(PATTERN_GRAPHS): value for long, value in sorted(clock.seconds.items())
+            if long.startswith(PATTERN_GRAPHS)}
 
 
 def timed_partition(

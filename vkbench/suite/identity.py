@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench.paths import RESULTS_ROOT, ROOT
+from vkbench.suite import equivalence
 from vkbench.suite.documents import read_document, write_document
 
 SCHEMA = 1
@@ -164,11 +165,17 @@ def inputs_of(module: str) -> ModuleInputs:
     return ModuleInputs(sorted(tree_files(roots())), ran="unmeasured: every file of both trees")
 
 
-def suite_version(name: str) -> str:
-    """The asv ``version`` of every benchmark of module ``name`` (``__name__`` of a benchmark
-    module): :data:`PREFIX` and the digest of the files its records read."""
+def current_digest(name: str) -> str:
+    """:data:`PREFIX` and the digest of the files module ``name``'s records read, as they are now."""
     inputs = inputs_of(module_name(name))
     return PREFIX + digest(inputs.files, inputs.dirs)
+
+
+def suite_version(name: str, cls: str | None = None) -> str:
+    """The asv ``version`` of class ``cls`` of benchmark module ``name`` (``__name__``; None: the
+    module's own): :func:`current_digest`, or the older digest an equivalence record keeps that
+    class under (:mod:`vkbench.suite.equivalence`: its counts re-measured equal)."""
+    return equivalence.kept_version(module_name(name), cls, current_digest(name))
 
 
 def carries_digest(version: str | None) -> bool:

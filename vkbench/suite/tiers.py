@@ -7,6 +7,10 @@ commit), so policy records are split into classes by cost; ``Blocks(n)`` is
 recorded per size on first use, so the gate (sizes 50/100/200) never builds
 ``Blocks(400)`` and never generates Vulkan code for a policy.
 
+``RecordCost*`` classes (what making a record cost: ``vkbench cost`` reads them) are recorded by the
+tiers but named so that no comparing pattern selects them; :data:`COMPARED` is what ``vkbench gate``
+compares.
+
 * ``gate``: probes, ``Blocks`` 50/100/200 (timed partition and the one
   instrumented record per size), the counted partitioner work at 50/100 (what
   the gate reads at ``-f 1.02``; 200 would add a minute), fast-policy coverage
@@ -25,11 +29,23 @@ GATE = (
     r"^bench_probes\."
     r"|^bench_partition\.(?!PartitionWithoutHorizontalFusion|PartitionWork\.)\w+\.\w+\((50|100|200)[,)]"
     r"|^bench_partition\.PartitionWork\.\w+\((50|100)[,)]"
-    r"|^bench_policies\.PolicyPartition"
+    r"|^bench_policies\.PolicyPartition\.|^bench_policies\.RecordCostPolicyPartition\."
 )
-STANDARD = r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
+STANDARD = (r"^bench_probes\.|^bench_partition\.|^bench_policies\.Policy(Partition|Lowering)"
+            r"|^bench_policies\.RecordCostPolicy(Partition|Lowering)\.")
 FULL = r"^bench_probes\.|^bench_partition\.|^bench_policies\."
 RUNTIME = r"^bench_runtime\.|^bench_policy_runtime\."
+
+#: What ``vkbench gate`` measures and compares on both sides of a change: the tracks that are exact
+#: from run to run (counted partitioner work, partitions, coverage counts, failures) and nothing that
+#: depends on load or on a cache (no time, memory or ``RecordCost*`` bookkeeping). 50 and 100 blocks:
+#: 200 adds a minute a side and has never stepped alone.
+COMPARED = (
+    r"^bench_partition\.PartitionWork\.track_partition_events\((50|100),"
+    r"|^bench_partition\.PartitionScalingRecord\.track_partitions\((50|100)\)"
+    r"|^bench_probes\.Probe(Coverage|Failure)\."
+    r"|^bench_policies\.PolicyPartition\."
+)
 
 #: Tier name -> the ``asv run -b`` pattern that selects it.
 TIERS: dict[str, str] = {"gate": GATE, "standard": STANDARD, "full": FULL, "runtime": RUNTIME}

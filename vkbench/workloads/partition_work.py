@@ -17,7 +17,8 @@ runs of the same code, and both are removed here:
   allocation before them (another commit's imports, address randomization, a
   hash seed): the same partition counted 0.3-2.4 % apart. The count runs with
   :func:`canonical_node_hashes` installed before any node exists, so a node's
-  hash is the order in which it was first hashed.
+  hash is its position in its own graph: work done on other graphs before or
+  during the count cannot reorder the partitioned graph's sets.
 * string hashes follow ``PYTHONHASHSEED`` (the fusable-pattern search walks
   string sets): the child pins it to 0, and torch to one thread.
 * ``sys.monitoring`` counts every thread: tqdm's monitor thread woke inside a
@@ -60,25 +61,67 @@ def unavailable_reason() -> str | None:
 
 
 def canonical_node_hashes() -> None:
-    """Hash ``torch.fx.Node`` by the order nodes are first hashed, not by address.
+    """Hash ``torch.fx.Node`` by its position in its own graph, not by address or global order.
 
-    Call before any node exists: a dict that stored a node under its old
-    hash would no longer find it. Equality stays identity, so every set and
-    dict behaves as before except for its iteration order, which no longer
-    depends on where the heap put a node.
+    torch.fx nodes hash by ``id()``, so the sets ``propose_partitions`` walks are ordered by the
+    heap. Numbering nodes by the order they were first hashed made a count exact for identical
+    code, but not invariant: 3 unrelated nodes hashed first moved ``propose_partitions`` by 20 %
+    (docs/suite.md, node orders). A node's position in its own graph when first hashed depends on
+    that graph alone, so work done on other graphs (a pattern graph exported, a module traced)
+    cannot move the count. A node outside any graph's list hashes by its name.
+
+    Call before any node exists: a dict that stored a node under its old hash would no longer
+    find it. Equality stays identity, so every set and dict behaves as before except for its
+    iteration order. The hash's own Python events are not counted (:data:`UNCOUNTED`).
     """
+    import torch.fx
+
+    def canonical_hash(node: Any) -> int:
+        try:
+            return node._vkbench_hash
+        except AttributeError:
+            node._vkbench_hash = value = _position(node)
+            return value
+
+    torch.fx.Node.__hash__ = canonical_hash  # type: ignore[method-assign]
+    UNCOUNTED.update({id(canonical_hash.__code__), id(_position.__code__)})
+
+
+def first_hash_order_hashes() -> None:
+    """The earlier numbering, for :mod:`vkbench.workloads.node_orders` only: a node's hash is the
+    order in which the process first hashed it, so unrelated nodes hashed before move it."""
     import torch.fx
 
     order = itertools.count()
 
-    def canonical_hash(node: Any) -> int:
+    def first_hash_order(node: Any) -> int:
         try:
             return node._vkbench_hash
         except AttributeError:
             node._vkbench_hash = value = next(order)
             return value
 
-    torch.fx.Node.__hash__ = canonical_hash  # type: ignore[method-assign]
+    torch.fx.Node.__hash__ = first_hash_order  # type: ignore[method-assign]
+    UNCOUNTED.add(id(first_hash_order.__code__))
+
+
+#: ``id()`` of the code whose Python events a count leaves out: the node hash vkbench installs (the real hash,
+#: ``id()``, runs no Python code, so counting ours would add work the partitioner never does).
+UNCOUNTED: set[Any] = set()
+
+
+def _position(node: Any) -> int:
+    """``node``'s index in its graph's node list (walked from the root), or its name's hash
+    when it is in none (an erased node)."""
+    graph = getattr(node, "graph", None)
+    root = getattr(graph, "_root", None)
+    if root is not None:
+        index, current = 0, root._next
+        while current is not root:
+            if current is node:
+                return index
+            index, current = index + 1, current._next
+    return hash(node.name)
 
 
 class EventCounter:
@@ -89,12 +132,18 @@ class EventCounter:
         monitoring = sys.monitoring
         self.tool = next(tool for tool in range(6) if monitoring.get_tool(tool) is None)
 
-    def _tick(self, *_: Any) -> None:
+    def _tick(self, code: Any, *_: Any) -> Any:
+        if id(code) in UNCOUNTED:
+            return sys.monitoring.DISABLE  # this location never reports again
         self.events += 1
+        return None
 
-    def _tick_main_thread(self, *_: Any) -> None:
+    def _tick_main_thread(self, code: Any, *_: Any) -> Any:
+        if id(code) in UNCOUNTED:
+            return sys.monitoring.DISABLE
         if threading.get_ident() == self._main:
             self.events += 1
+        return None
 
     def read(self) -> float:
         return self.events
@@ -118,7 +167,7 @@ class EventCounter:
 
 def count_in_this_process(blocks: int) -> dict[str, Any]:
     """Build ``Blocks(blocks)`` and count one partition of it; after :func:`prepare_this_process`."""
-    from vkbench.core.lowering import timed_partition
+    from vkbench.core.lowering import pattern_graph_phases, timed_partition
     from vkbench.core.phases import PhaseClock
     from vkbench.workloads.scaling import blocks_edge_program, call_nodes
 
@@ -126,8 +175,12 @@ def count_in_this_process(blocks: int) -> dict[str, Any]:
     counter = EventCounter()
     clock = PhaseClock(clock=counter.read)
     partitions, phases = counter.counting(lambda: timed_partition(program, clock=clock))
+    patterns = pattern_graph_phases(clock)
+    phases["pattern_graphs"] = sum(patterns.values())  # of which, inside fusable_patterns
     return {"blocks": blocks, "nodes": call_nodes(program), "partitions": partitions,
             "events": {phase: int(count) for phase, count in phases.items()},
+            # inside fusable_patterns: building each registered pattern's graphs (a new pattern is new here)
+            "pattern_graph_events": {name: int(n) for name, n in patterns.items()},
             "counted": EVENTS_COUNTED, "python": sys.version.split()[0],
             "threads": sorted(thread.name for thread in threading.enumerate())}
 

@@ -1,0 +1,59 @@
+"""``vkbench suite {node-orders,equivalence}``: how the suite's own measurements behave.
+
+``suite node-orders`` measures how much torch.fx's ``propose_partitions`` work and CPU time move
+with the order of graph nodes (:mod:`vkbench.workloads.node_orders`); ``suite equivalence``
+re-measures benchmark modules on reference commits after a change of vkbench's own code and, where
+every count is equal, stores the record that keeps their asv series (:mod:`vkbench.suite.equivalence`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vkbench import tables
+from vkbench.cli.common import Subparsers, UsageError, add_format_options
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register ``suite``."""
+    suite = sub.add_parser("suite", help="the suite's own measurements: node orders, equivalence "
+                                         "across changes")
+    verbs = suite.add_subparsers(dest="verb", required=True)
+    orders = verbs.add_parser("node-orders", help="propose_partitions events and CPU time of Blocks(n) under "
+                                                  "several node orders (first-hash offsets, address layouts)")
+    orders.add_argument("--blocks", type=int, nargs="+", default=[50, 100, 200])
+    orders.add_argument("--address-runs", type=int, default=8,
+                        help="fresh interpreters with real id() hashes")
+    orders.add_argument("--out", type=Path, help="default: results/history/node-orders.json")
+    orders.add_argument("--show", action="store_true", help="only print the stored measurement")
+    add_format_options(orders)
+    orders.set_defaults(run=_node_orders)
+
+
+def _node_orders(args: argparse.Namespace) -> int:
+    from vkbench.workloads import node_orders
+
+    out = args.out or node_orders.PATH
+    if args.show:
+        try:
+            spreads = node_orders.from_json(json.loads(out.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise UsageError(f"{out}: {error}") from None
+    else:
+        if any(size < 1 for size in args.blocks) or args.address_runs < 0:
+            raise UsageError("--blocks must be positive and --address-runs not negative")
+        spreads = node_orders.measure(tuple(args.blocks), address_runs=args.address_runs,
+                                      progress=lambda what: print(f"  {what}", file=sys.stderr, flush=True))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(node_orders.to_json(spreads, node_orders.environment()), indent=1) + "\n")
+    if args.json:
+        print(json.dumps(node_orders.to_json(spreads, ""), indent=1))
+        return 0
+    print(tables.draw(args.markdown)(node_orders.SUMMARY_HEADER, node_orders.summary_rows(spreads)))
+    for spread in spreads:
+        print(f"Blocks({spread.blocks}): events vs CPU seconds of {node_orders.PHASE} over the first-hash "
+              f"orders, Pearson r = {node_orders.correlation(spread):.2f}")
+    return 0
