@@ -10,6 +10,7 @@ modules (which never parse a command line, and never import this package):
 :mod:`~vkbench.cli.doctor`, :mod:`~vkbench.cli.results` (record, publish,
 summary, cost, shards), :mod:`~vkbench.cli.runtime`,
 :mod:`~vkbench.cli.history` (changes, history),
+:mod:`~vkbench.cli.gate` (the verdict on one change),
 :mod:`~vkbench.cli.suite` (node orders, equivalence across suite changes), :mod:`~vkbench.cli.bugs`,
 :mod:`~vkbench.cli.upstream`,
 :mod:`~vkbench.cli.site`,
@@ -25,7 +26,20 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from vkbench.cli import bugs, build, docs, doctor, history, lowering, results, runtime, site, suite, upstream
+from vkbench.cli import (
+    bugs,
+    build,
+    docs,
+    doctor,
+    gate,
+    history,
+    lowering,
+    results,
+    runtime,
+    site,
+    suite,
+    upstream,
+)
 from vkbench.cli.common import EXIT_USAGE, UsageError
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
@@ -35,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``vkbench`` parser: every command group's verbs, in ``--help`` order."""
     parser = argparse.ArgumentParser(prog="vkbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (lowering, doctor, results, history, suite, runtime, bugs, upstream, site, build, docs):
+    groups = (lowering, doctor, results, gate, history, suite, runtime, bugs, upstream, site, build, docs)
+    for group in groups:
         group.add_parser(sub)
     return parser
 

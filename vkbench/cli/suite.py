@@ -32,6 +32,18 @@ def add_parser(sub: Subparsers) -> None:
     add_format_options(orders)
     orders.set_defaults(run=_node_orders)
 
+    same = verbs.add_parser("equivalence", help="re-measure reference commits under the changed suite; store "
+                                                "which classes keep their asv series (every count equal)")
+    same.add_argument("--mirror", type=Path, required=True, help="a local mirror of pytorch/executorch")
+    same.add_argument("--lane", action="append", required=True, metavar="C1,C2",
+                      help="commits measured back to back by one asv process; lanes run side by "
+                           "side")
+    same.add_argument("--machine", default="x86_64-2core-cpu",
+                      help="the asv machine the recorded values are of")
+    same.add_argument("--results", type=Path, help="recorded results (default: results/upstream)")
+    same.add_argument("--keep", type=Path, help="keep the re-measured results here (default: a temp dir)")
+    same.set_defaults(run=_equivalence)
+
 
 def _node_orders(args: argparse.Namespace) -> int:
     from vkbench.workloads import node_orders
@@ -57,3 +69,21 @@ def _node_orders(args: argparse.Namespace) -> int:
         print(f"Blocks({spread.blocks}): events vs CPU seconds of {node_orders.PHASE} over the first-hash "
               f"orders, Pearson r = {node_orders.correlation(spread):.2f}")
     return 0
+
+
+def _equivalence(args: argparse.Namespace) -> int:
+    from vkbench.paths import RESULTS_ROOT
+    from vkbench.runs import equivalence as runner
+
+    lanes = [[c.strip() for c in lane.split(",") if c.strip()] for lane in args.lane]
+    if not all(lanes) or not args.mirror.exists():
+        raise UsageError(f"give commits per --lane and an existing --mirror (not "
+                         f"{args.mirror})")
+    recorded = args.results or RESULTS_ROOT / "upstream"
+    records, commands = runner.run(args.mirror, recorded, lanes, args.machine,
+                                   keep=args.keep)
+    for command in commands:
+        print(command, file=sys.stderr)
+    rows = [[r.module, r.old, r.new, ", ".join(r.kept), ", ".join(r.restarted)] for r in records]
+    print(tables.render(["module", "recorded", "now", "kept", "restarted"], rows))
+    return 0 if records else 1

@@ -1,0 +1,146 @@
+"""``vkbench suite equivalence``: re-measure reference commits under the changed suite, store the evidence.
+
+After an edit of vkbench code that benchmark modules read (their asv ``version`` digests changed),
+each reference commit's count tracks are measured again with asv through the ``vkbench upstream``
+machinery (mirror, aot build) into a scratch results directory, two commits per asv process and
+one process per lane, each lane with its own environment directory (two asv processes never share
+an environment or a results directory). The values are compared with the recorded ones, class by
+class (:func:`judge`, pure); a class whose every re-measured value equals the recorded one is kept
+under its recorded version, any other is restarted (:mod:`vkbench.suite.equivalence`). Nothing
+recorded is written: only ``results/history/suite-equivalence.json`` gains records.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vkbench.paths import ROOT
+from vkbench.results.asv_files import read_dir
+from vkbench.results.model import ResultSet
+from vkbench.runs import asv_machine
+from vkbench.runs.upstream import DEFAULT_CONFIG, STATE_DIR, prepare, write_config
+from vkbench.suite import equivalence, identity
+from vkbench.suite.equivalence import Equivalence
+
+#: What is re-measured: every count track of the lowering modules that a gate or standard record
+#: makes in minutes (no time, memory or record-cost track: those may restart), plus one VLA entry.
+COUNTS = (
+    r"^bench_probes\.Probe(Coverage|Failure)\."
+    r"|^bench_partition\.(PartitionScalingRecord|PartitionWithoutHorizontalFusionRecord)\.track_partitions\("
+    r"(50|100|200)\)"
+    r"|^bench_partition\.PartitionWork\.track_partition_events\(50,"
+    r"|^bench_policies\.PolicyPartition\."
+    r"|^bench_policies\.VLAPolicyLowering\.track_\w+\('smolvla/denoise_step'\)"
+)
+#: Units of tracks that are not counts (not compared; their classes keep or restart with their counts).
+NOT_COUNTS = {"seconds", "MiB", "KiB", "kB"}
+
+
+def lane_config(lane: int, results: Path) -> Path:
+    """The upstream asv config with this lane's own environment and results directories."""
+    base = json.loads(write_config(DEFAULT_CONFIG).read_text())
+    base["env_dir"] = str(ROOT / ".asv" / f"env-equivalence-{lane}")
+    base["results_dir"] = str(results)
+    base["html_dir"] = str(results.parent / "html")
+    path = ROOT / ".asv" / f"equivalence-{lane}.conf.json"
+    path.write_text(json.dumps(base, indent=2) + "\n")
+    return path
+
+
+def measure(mirror: Path, lanes: Sequence[Sequence[str]], machine: str, scratch: Path,
+            pattern: str = COUNTS, env: Mapping[str, str] | None = None) -> tuple[list[ResultSet], list[str]]:
+    """One asv run per lane (its commits back to back), the lanes side by side; every lane's results
+    read back together, and the commands with asv's exit status."""
+    asv_env = {**prepare(Path(mirror), STATE_DIR), **(env or {})}
+    running = []
+    for lane, commits in enumerate(lanes):
+        results = scratch / f"lane-{lane}" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        config = lane_config(lane, results)
+        asv_machine.ensure(config, machine, asv_env)
+        hashfile = scratch / f"lane-{lane}" / "hashes.txt"
+        hashfile.write_text("".join(f"{commit}\n" for commit in commits))
+        command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine,
+                   "--show-stderr", "-b", pattern, f"HASHFILE:{hashfile}"]
+        log = (scratch / f"lane-{lane}.log").open("w")
+        running.append((command, log, subprocess.Popen(command, cwd=ROOT, env=asv_env, stdout=log,
+                                                       stderr=subprocess.STDOUT)))
+    commands = []
+    for command, log, process in running:
+        code = process.wait()
+        log.close()
+        commands.append(f"{' '.join(command)}  # exit {code}")
+    return [read_dir(scratch / f"lane-{lane}" / "results") for lane in range(len(lanes))], commands
+
+
+def _same(a: Any, b: Any) -> bool:
+    def norm(x: Any) -> Any:
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+    return norm(a) == norm(b)
+
+
+def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, commits: Sequence[str],
+          measured_with: str, date: str) -> list[Equivalence]:
+    """One record per benchmark module measured (pure): old = the recorded version, new = the
+    re-measured one; a class is kept when every count it has at every reference commit is equal."""
+    units = {name: str(meta.get("unit")) for lane in measured for name, meta in lane.benchmarks.items()
+             if isinstance(meta, dict)}
+    files = [f for lane in measured for f in lane.files]
+    values: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    versions: dict[str, tuple[set[str], set[str]]] = {}
+    for commit in commits:
+        after = next((f for f in files if f.commit.startswith(commit) and f.machine == machine),
+                     None)
+        before = next((f for f in recorded.files if f.commit.startswith(commit) and f.machine == machine),
+                      None)
+        if after is None or before is None:
+            continue
+        for name, held in after.results.items():
+            if units.get(name) in NOT_COUNTS or name not in before.results:
+                continue
+            module = name.split(".")[0]
+            old, new = versions.setdefault(module, (set(), set()))
+            old.add(str(before.version(name)))
+            new.add(str(held.version))
+            was = before.values(name)
+            now = after.values(name)
+            pairs = [[was.get(params), value] for params, value in now.items()]
+            values.setdefault(module, {}).setdefault(name, {})[commit] = [
+                [p[0] for p in pairs], [p[1] for p in pairs]]
+    records = []
+    for module, benchmarks in sorted(values.items()):
+        old, new = versions[module]
+        if len(old) != 1 or len(new) != 1:
+            raise ValueError(f"{module}: reference commits recorded under {len(old)} versions and "
+                             f"re-measured under {len(new)}; equivalence needs one suite on each side")
+        classes = sorted({name.split(".")[1] for name in benchmarks})
+        changed = {name.split(".")[1] for name, by_commit in benchmarks.items()
+                   for was, now in by_commit.values() if not all(map(_same, was, now))}
+        records.append(Equivalence(module, old.pop(), new.pop(), [c for c in classes if c not in changed],
+                                   sorted(changed), list(commits), benchmarks, measured_with, date))
+    return records
+
+
+def run(mirror: Path, recorded_root: Path, lanes: Sequence[Sequence[str]], machine: str,
+        pattern: str = COUNTS, keep: Path | None = None) -> tuple[list[Equivalence], list[str]]:
+    """Measure, judge and store: the new records are appended to :data:`equivalence.PATH` (a record
+    for the same module and digests replaces the older one). Returns them and the asv commands."""
+    with tempfile.TemporaryDirectory(prefix="vkbench-equivalence-") as tmp:
+        scratch = Path(keep) if keep else Path(tmp)
+        found, commands = measure(mirror, lanes, machine, scratch, pattern)
+        date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
+        how = "; ".join(commands) + f"; {identity.stored().measured_with if identity.stored() else ''}"
+        commits = [c for lane in lanes for c in lane]
+        records = judge(read_dir(recorded_root), found, machine, commits, how, date)
+    stored = [r for r in equivalence.read() if not any((r.module, r.old, r.new) == (n.module, n.old, n.new)
+                                                       for n in records)]
+    equivalence.write(stored + records)
+    return records, commands

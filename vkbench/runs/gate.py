@@ -1,0 +1,112 @@
+"""``vkbench gate BASE HEAD``: the verdict on one change, measured on both sides and re-measured.
+
+One asv run measures BASE and HEAD back to back with the tracks meant to be compared
+(:data:`vkbench.suite.tiers.COMPARED`: exact counts only, nothing that depends on load or on a cache)
+into a scratch results directory, through the machinery ``history confirm`` uses (the mirror or a
+local repository, the aot build); :func:`vkbench.results.verdict.compare` judges the two files.
+Any failing row is measured again (a second asv run of both sides, only its points) and is reported
+as confirmed only where the second run gives the same values; the exit status is 1 only for a
+confirmed one. Nothing recorded is written.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vkbench.results import verdict
+from vkbench.results.confirmations import Pair
+from vkbench.results.model import ResultFile, ResultSet
+from vkbench.runs.confirm import run_pair
+from vkbench.suite.tiers import COMPARED
+
+
+@dataclass
+class _Sides(Pair):
+    """Both sides of the change as one asv run selecting ``selection``."""
+
+    selection: str = ""
+
+    @property
+    def pattern(self) -> str:
+        return self.selection
+
+
+@dataclass
+class Verdict:
+    """What ``vkbench gate`` found: the rows (failing ones re-measured) and the runs behind them."""
+
+    base: str
+    head: str
+    rows: list[verdict.Row]
+    compared: int
+    runs: list[str] = field(default_factory=list)
+    codes: list[int] = field(default_factory=list)
+
+    @property
+    def confirmed(self) -> list[verdict.Row]:
+        return [row for row in verdict.failing(self.rows) if row.confirmed]
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.confirmed else 0
+
+
+class GateError(RuntimeError):
+    """A side could not be measured (asv failed, a commit unknown): one line, exit 2."""
+
+
+def _side(found: ResultSet, commit: str) -> ResultFile:
+    files = [f for f in found.files if f.commit.startswith(commit) or commit.startswith(f.commit)]
+    if not files:
+        raise GateError(f"asv recorded nothing for {commit[:12]} (see the asv output above)")
+    return files[0]
+
+
+def _measure(source: Path, config: Path, machine: str, base: str, head: str, pattern: str, scratch: Path,
+             env: Mapping[str, str] | None) -> tuple[ResultFile, ResultFile, str, int]:
+    found, code, command = run_pair(source, config, machine, _Sides(base, head, False, [], pattern), scratch,
+                                    env=env)
+    return _side(found, base), _side(found, head), " ".join(command), code
+
+
+def _resolve(found: ResultSet, commit: str) -> str:
+    return next((f.commit for f in found.files if f.commit.startswith(commit)), commit)
+
+
+def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkbench-gate",
+         env: Mapping[str, str] | None = None, factor: float = verdict.FACTOR,
+         pattern: str = COMPARED) -> Verdict:
+    """Measure, judge, re-measure what fails; ``source`` is the mirror or a local repository."""
+    with tempfile.TemporaryDirectory(prefix="vkbench-gate-") as tmp:
+        before, after, command, code = _measure(source, config, machine, base, head, pattern,
+                                                Path(tmp) / "first", env)
+        names = [name for name in after.results if name in before.results
+                 and (re.search(pattern, name) or any(re.search(pattern, f"{name}({', '.join(p)})")
+                                                      for p in after.values(name)))]
+        rows = verdict.compare(before, after, names, factor)
+        result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), [command], [code])
+        suspects = verdict.failing(rows)
+        if suspects:  # both sides again, in fresh processes: the same selection (a net phase needs others)
+            before2, after2, command2, code2 = _measure(source, config, machine, base, head, pattern,
+                                                        Path(tmp) / "again", env)
+            result.runs.append(command2)
+            result.codes.append(code2)
+            repeated = {row.key: row for row in verdict.compare(before2, after2, names, factor)}
+            for row in suspects:
+                twin = repeated.get(row.key)
+                row.confirmed = twin is not None and (twin.before, twin.after) == (row.before, row.after)
+    return result
+
+
+def repro(base: str, head: str, source: Path, mirror: bool) -> str:
+    where = f"--mirror {source}" if mirror else f"--repo {source}"
+    return f"vkbench gate {base} {head} {where}"
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
