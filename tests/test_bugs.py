@@ -31,7 +31,9 @@ REPRO = ROOT / "repro"
 # A probe would be a new case of workloads/probes.py, which every gate module's digest covers: it would
 # start new series for the whole re-recorded history. Its runtime history is its reproducer's
 # (results/bugs/upstream).
-KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe"}
+# A performance row has no failure for a probe to record (docs: its note; its what-if is measured).
+KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe",
+                              "partition_reexports_pattern_graphs": "no probe"}
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 
@@ -172,7 +174,7 @@ def test_a_recorded_object_and_its_folder_give_the_same_rows(tmp_path):
 def test_the_knowledge_file_holds_every_row_once():
     known = knowledge()
     ids = [bug.id for bug in (*known.bugs, known.unrecorded_load)]
-    assert len(ids) == len(set(ids)) == 28
+    assert len(ids) == len(set(ids)) == 29
     assert known.unrecorded_load.owner == bug_knowledge.NOT_RECORDED
     by_id = {bug.id: bug for bug in known.bugs}
     assert by_id["load_make_ivec2"].needs.startswith("a Vulkan-enabled ExecuTorch")  # the stage's default
@@ -226,7 +228,7 @@ def test_the_probe_fails_like_its_row(bug):
 # -- the reproducers -----------------------------------------------------------------------------------
 
 REPROS = sorted(REPRO.glob("*.py"))
-ALLOWED_IMPORTS = {"torch", "executorch", "sys", "subprocess", "itertools"}
+ALLOWED_IMPORTS = {"torch", "executorch", "sys", "subprocess", "itertools", "time"}
 
 
 def test_every_reproducer_belongs_to_a_row_and_is_standalone():
@@ -282,6 +284,17 @@ def test_lowering_reproducer_shows_its_documented_error(path, ran):
     code, output = ran[str(path)]
     assert code == 0, output[-2000:]
     assert _expected(path) in output, output[-2000:]
+
+
+def test_the_performance_reproducer_sees_both_partitions_export(ran):
+    """``partition_reexports_pattern_graphs``: two consecutive partitions export the three pattern graphs
+    each (llama RoPE once, HF RoPE twice), and the registered functions are the ones without the cache."""
+    code, output = ran[str(REPRO / "partition_reexports_pattern_graphs.py")]
+    assert code == 0, output[-2000:]
+    counts = re.findall(r"^partition (\d): ([\d.]+) s CPU, (\d+) exports$", output, re.M)
+    assert [(number, exports) for number, _, exports in counts] == [("1", "3"), ("2", "3")], output[-2000:]
+    for name in ("get_rope_graphs", "get_hf_rope_graphs"):
+        assert f"registered {name} lacks its lru_cache (CacheInfo(hits=0, misses=0" in output
 
 
 def test_the_fixed_flatc_failure_shows_without_the_fix():

@@ -4,6 +4,11 @@ Read from the committed results (:mod:`vkbench.results.bugs`); nothing is lowere
 list of objects (``id``, ``stage``, ``error``, ``owner``, ``entries``, ``probe``, ``repro``,
 ``first_bad``, ``fixed_in``, then the extra keys); the table shows one line per row and the rows per
 owner under it.
+
+``vkbench pattern-cache`` (registered here: it is the what-if of the bug list's performance row
+``partition_reexports_pattern_graphs``) partitions ``Blocks(n)`` with and without ExecuTorch's
+pattern-graph cache working, interleaved, and stores the samples in ``results/history/pattern-cache.json``
+(:mod:`vkbench.results.pattern_cache`); ``--show`` prints the stored table.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from vkbench import tables
 from vkbench.cli.common import Subparsers, UsageError, add_format_options
 
-HEADERS = ["id", "owner", "stage", "entries", "probe", "repro", "first bad", "fixed in"]
+HEADERS = ["id", "kind", "owner", "stage", "entries", "probe", "repro", "first bad", "fixed in"]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -39,6 +44,22 @@ def add_parser(sub: Subparsers) -> None:
                            help="run only these rows' reproducers and add their runs to the machine's "
                                 "record (each keeps its date and where its build differs)")
     bugs.set_defaults(run=_bugs)
+    what_if = sub.add_parser(
+        "pattern-cache", help="what-if of the bug row partition_reexports_pattern_graphs: Blocks(n) "
+                              "partition time with ExecuTorch's pattern-graph cache working",
+        description="Partition Blocks(n) as shipped and with each registered pattern's get_graphs_fn "
+                    "cached (restored afterwards), interleaved: CPU seconds and torch.export calls per "
+                    "partition.")
+    what_if.add_argument("--blocks", type=int, nargs="+", default=[50, 100, 200], metavar="N",
+                         help="Blocks(n) sizes (default: 50 100 200)")
+    what_if.add_argument("--rounds", type=int, default=3,
+                         help="partitions per side and size, the sides alternating (default: 3)")
+    what_if.add_argument("--output", type=Path,
+                         help="where to store it (default: results/history/pattern-cache.json)")
+    what_if.add_argument("--show", action="store_true",
+                         help="print the stored what-if (--output names another file); measure nothing")
+    add_format_options(what_if)
+    what_if.set_defaults(run=_pattern_cache)
 
 
 def _bugs(args: argparse.Namespace) -> int:
@@ -47,6 +68,33 @@ def _bugs(args: argparse.Namespace) -> int:
             raise UsageError("--run-repros needs --machine (the device and build the record is for)")
         return run_repros(args.python, args.machine, args.only)
     return bugs(owner=args.owner, results=args.results, as_json=args.json, markdown=args.markdown)
+
+
+def _pattern_cache(args: argparse.Namespace) -> int:
+    from vkbench.results import pattern_cache
+
+    path = args.output or pattern_cache.PATH
+    if args.show:
+        if not path.is_file():
+            raise UsageError(f"no stored what-if at {path} (run `vkbench pattern-cache`)")
+        try:
+            found = pattern_cache.read(path)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    else:
+        if args.rounds < 1 or any(n < 1 for n in args.blocks):
+            raise UsageError("--rounds and --blocks must be at least 1")
+        from vkbench.runs.ledger import machine_name
+
+        found = pattern_cache.measure(tuple(args.blocks), args.rounds, machine_name(),
+                                      say=lambda line: print(line, file=sys.stderr, flush=True))
+        print(f"written: {pattern_cache.write(found, path)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(found.to_json(), indent=1))
+        return 0
+    print(tables.draw(args.markdown)(pattern_cache.HEADERS, pattern_cache.table(found)))
+    print(pattern_cache.caption(found))
+    return 0
 
 
 def run_repros(python: str, machine: str, only: list[str] | None = None) -> int:
@@ -93,8 +141,8 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
         print(json.dumps([row.to_json() for row in rows], indent=2))
         return 0
     draw = tables.draw(markdown)
-    table = [[row.id, row.owner, row.stage, _entries(row.entries), row.probe or "-", row.repro or "-",
-              row.first_bad or "-", row.fixed_in or "-"] for row in rows]
+    table = [[row.id, row.kind, row.owner, row.stage, _entries(row.entries), row.probe or "-",
+              row.repro or "-", row.first_bad or "-", row.fixed_in or "-"] for row in rows]
     print(draw(HEADERS, table))
     print()
     print(draw(["owner", "rows"], [[name, str(count)] for name, count in owner_counts(rows).items()]))

@@ -42,6 +42,14 @@ RUNTIME_STAGES = ("load", "run")
 HISTORIES = ("", "fails", "whole")
 #: The ``[needs]`` defaults, by the stage a failure happens at.
 NEEDS_KEYS = ("lowering", "export", "runtime")
+#: What a row is: a failure (found in the recorded results by its pattern, dated by its probe) or a
+#: performance bug (nothing fails: a stage does needless work; dated by hand, its what-if measured).
+FAILURE, PERFORMANCE = "failure", "performance"
+KINDS = (FAILURE, PERFORMANCE)
+#: Keys only a performance row states: no probe's record can date it, and its what-if is a file.
+_PERFORMANCE_ONLY = ("first_bad", "fixed_in", "measured")
+#: Keys that find a failure in the results: a performance row has none.
+_FAILURE_ONLY = ("pattern", "only", "recorded", "workarounds", "history")
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,10 @@ class Bug:
     the runtime error line the ladder stored (:func:`vkbench.results.ladder.stop_reasons`), so an
     entry that stops with that line joins the row without being listed. ``repro`` is ``repro/<id>.py`` for a
     row with a reproducer, and ``needs`` what it needs to run (the stage's default unless stated).
+
+    ``kind`` is ``failure`` unless stated; a ``performance`` row (nothing fails, a stage does needless
+    work) matches no recorded block and states its own ``first_bad`` and ``fixed_in`` (checked in the
+    ExecuTorch history by hand) and ``measured``: its what-if's file under the results folder.
     """
 
     id: str
@@ -70,6 +82,10 @@ class Bug:
     needs: str = ""
     history: str = ""
     note: str = ""
+    kind: str = FAILURE
+    first_bad: str = ""
+    fixed_in: str = ""
+    measured: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +132,15 @@ def _problem(entry: dict[str, Any]) -> str | None:
         return f"owner {entry['owner']!r} is not one of {', '.join(OWNERS)}"
     if history not in HISTORIES:
         return f"history {history!r} is not 'fails' or 'whole'"
+    kind = entry.get("kind", FAILURE)
+    if kind not in KINDS:
+        return f"kind {kind!r} is not one of {', '.join(KINDS)}"
+    if kind == FAILURE and (stated := [key for key in _PERFORMANCE_ONLY if key in entry]):
+        return f"{stated[0]!r} is stated only on a performance row (a failure row is dated by its probe)"
+    if kind == PERFORMANCE and (stated := [key for key in _FAILURE_ONLY if key in entry]):
+        return f"a performance row matches no recorded failure: no {stated[0]!r}"
+    if kind == PERFORMANCE and (missing := [key for key in ("first_bad", "fixed_in") if not entry.get(key)]):
+        return f"a performance row states its {missing[0]!r} (no probe's record dates it)"
     if history and not entry.get("probe"):
         return "a 'history' needs a 'probe'"
     if stage in RUNTIME_STAGES and entry.get("only"):

@@ -24,6 +24,11 @@ What does not change with the data is written once, in ``bugs.toml`` (read by
   a runtime row with no probe, by its reproducer's runs with upstream commits' runtimes
   (``results/bugs/upstream``, :func:`reproducer_dates`), in the same order and the same words.
 
+A *performance* row (``kind = "performance"``: nothing fails, a stage does needless work) blocks no
+entry; its first bad and fixed-in commits are stated in ``bugs.toml`` (checked in the ExecuTorch
+history), and its ``what_if`` holds the medians of its measured what-if, per size
+(:func:`vkbench.results.pattern_cache.row_what_if` of the file its ``measured`` names).
+
 A blocked entry that matches no row gets a row of its own, keyed by its stage and failure key
 (:mod:`vkbench.results.failure_key`, the key ``vkbench changes`` reads too; owner ``not classified``),
 so a new failure shows up here before anyone writes its row.
@@ -40,9 +45,12 @@ from typing import Any
 from vkbench.commits.classes import Classes
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results.bug_knowledge import (
+    FAILURE,
+    KINDS,
     LOWERING_STAGES,
     NOT_CLASSIFIED,
     OWNERS,
+    PERFORMANCE,
     RUNTIME_STAGES,
     UPSTREAM,
     Bug,
@@ -51,6 +59,7 @@ from vkbench.results.bug_knowledge import (
 from vkbench.results.failure_key import block_key
 from vkbench.results.ladder import probe_rungs_by_commit, rungs_reached, stop_reasons
 from vkbench.results.model import Failure
+from vkbench.results.pattern_cache import row_what_if
 from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
 from vkbench.results.records import Recorded, read_recorded
 from vkbench.results.repro_runs import ReproRecord, ReproRun
@@ -84,6 +93,8 @@ class BugRow:
     #: Entry (or ``probe/<name>``) -> "machine (runner)" (`` at <commit>`` for upstream results) -> the
     #: runtime's error line the ladder stored.
     error_lines: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: ``failure`` or ``performance`` (:data:`~vkbench.results.bug_knowledge.KINDS`).
+    kind: str = FAILURE
 
     @property
     def upstream(self) -> bool:
@@ -103,7 +114,8 @@ class BugRow:
         """The keys ``vkbench bugs --json`` promises first, then the rest."""
         return {"id": self.id, "stage": self.stage, "error": self.error, "owner": self.owner,
                 "entries": self.entries, "probe": self.probe, "repro": self.repro,
-                "first_bad": self.first_bad, "fixed_in": self.fixed_in, "last_good": self.last_good,
+                "first_bad": self.first_bad, "fixed_in": self.fixed_in, "kind": self.kind,
+                "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
                 "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs,
                 "repro_agree": self.repro_agree, "error_lines": self.error_lines}
@@ -256,7 +268,10 @@ def bug_rows(results: Recorded | Path = RESULTS_ROOT) -> list[BugRow]:
     claimed: set[str] = set()
     unmatched = {entry: blocks for entry, row in policy.items() if (blocks := _blocks(row))}
     for bug in known.bugs:
-        if bug.stage in RUNTIME_STAGES:
+        if bug.kind == PERFORMANCE:  # blocks nothing; its what-if is a measurement of its own
+            entries = []
+            what_if = row_what_if(recorded.root / bug.measured) if bug.measured else []
+        elif bug.stage in RUNTIME_STAGES:
             entries = [e for e in bug.recorded if _still_stops(bug.stage, rungs.get(e, {}))]
             entries += [e for e in stuck if e not in claimed and e not in entries
                         and _stored_match(bug, reasons.get(e, {}))]
@@ -317,6 +332,9 @@ def _filled(found: tuple[str, str, str], dates: tuple[str, str, str]) -> tuple[s
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Rungs,
          recorded: Recorded, reasons: Reasons) -> BugRow:
     first_bad = fixed_in = last_good = summary = ""
+    if bug.kind == PERFORMANCE:
+        first_bad, fixed_in = bug.first_bad, bug.fixed_in
+        summary = "stated in vkbench/results/bugs.toml, checked in the ExecuTorch history"
     if bug.probe and bug.history:
         first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
                                                                 bug.history)
@@ -334,7 +352,7 @@ def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Run
                   dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {},
                   _repro_runs(bug, recorded.repro_runs),
                   _error_lines([*entries, f"probe/{bug.probe}"] if bug.probe else entries, reasons)
-                  if bug.stage in RUNTIME_STAGES else {})
+                  if bug.stage in RUNTIME_STAGES else {}, bug.kind)
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:
@@ -349,5 +367,5 @@ def repro_path(row: BugRow) -> Path | None:
     return ROOT / row.repro if row.repro else None
 
 
-__all__ = ["LOWERING_STAGES", "NOT_CLASSIFIED", "OWNERS", "RUNTIME_STAGES", "UPSTREAM", "BugRow",
-           "HistoryPoint", "bug_rows", "history_range", "owner_counts", "repro_path"]
+__all__ = ["KINDS", "LOWERING_STAGES", "NOT_CLASSIFIED", "OWNERS", "PERFORMANCE", "RUNTIME_STAGES",
+           "UPSTREAM", "BugRow", "HistoryPoint", "bug_rows", "history_range", "owner_counts", "repro_path"]

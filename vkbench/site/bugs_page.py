@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from vkbench.results.bugs import UPSTREAM, BugRow, owner_counts
+from vkbench.results.bugs import PERFORMANCE, UPSTREAM, BugRow, owner_counts
 from vkbench.site.data import SiteData
+from vkbench.site.text import plural
 
 #: Owner -> the colour of its badge (upstream owners warm, the rest grey/blue).
 OWNER_COLOURS = {
@@ -30,7 +31,9 @@ th{background:#f0f0f0}code{font-size:12px}td.id b{display:block;margin-bottom:.3
 td.note{color:#555}small{color:#666}ul{margin:0;padding-left:1.1em}
 .owner{display:inline-block;color:#fff;border-radius:3px;padding:0 .45em;margin-top:.3em}
 .counts span{margin-right:1.2em;white-space:nowrap}
-tr.upstream td.id{box-shadow:inset 4px 0 #c0392b}tr.fixed td{background:#eef8f1}"""
+tr.upstream td.id{box-shadow:inset 4px 0 #c0392b}tr.fixed td{background:#eef8f1}
+.kind{display:inline-block;border:1px solid #b5482b;color:#b5482b;border-radius:3px;padding:0 .4em;
+margin-left:.4em;font-size:11px}"""
 
 
 def _owner(owner: str) -> str:
@@ -40,6 +43,15 @@ def _owner(owner: str) -> str:
 
 def _list(items: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>" if items else "—"
+
+
+def _measured(item: dict[str, Any]) -> str:
+    """One size of a performance row's what-if: CPU seconds and exports per partition, each side."""
+    exports = ["/".join(map(str, item[f"exports_{side}"])) for side in ("as_shipped", "cache_working")]
+    same = "" if item.get("same_partitions", True) else ", <b>partitions differ</b>"
+    return (f"<code>Blocks({item['blocks']})</code>: {item['cpu_seconds_as_shipped']:.2f} s → "
+            f"{item['cpu_seconds_cache_working']:.2f} s CPU per partition, {exports[0]} → {exports[1]} "
+            f"exports <small>(median of {item['rounds']}){same}</small>")
 
 
 def _what_if(item: dict[str, Any]) -> str:
@@ -68,7 +80,12 @@ def _run(machine: str, run: dict[str, Any]) -> str:
 
 def _cells(row: BugRow) -> list[str]:
     entries = _list([f"<code>{html.escape(e)}</code>" for e in row.entries])
-    if row.what_if:
+    if row.kind == PERFORMANCE:
+        entries = "blocks nothing: every partition pays it<br>"
+        if row.what_if:
+            entries += "<small>what-if, the cache working:</small>" + _list(
+                [_measured(item) for item in row.what_if])
+    elif row.what_if:
         entries += "<small>workaround:</small>" + _list([_what_if(item) for item in row.what_if])
     probe = f"probe <code>{html.escape(row.probe)}</code>" if row.probe else "no probe"
     if row.probe_rungs:
@@ -92,8 +109,9 @@ def _cells(row: BugRow) -> list[str]:
     history = "<br>".join(turns) or "—"
     if row.history:
         history += f"<br><small>{html.escape(row.history)}</small>"
+    kind = f'<span class="kind">{html.escape(row.kind)}</span>' if row.kind == PERFORMANCE else ""
     return [f'<td class="id" id="{html.escape(row.id)}"><b>{html.escape(row.id)}</b>{html.escape(row.stage)}'
-            f"<br>{_owner(row.owner)}</td>", f"<td>{error}</td>", f"<td>{entries}</td>",
+            f"{kind}<br>{_owner(row.owner)}</td>", f"<td>{error}</td>", f"<td>{entries}</td>",
             f"<td>{probe}<br>{repro}</td>", f"<td>{history}</td>",
             f'<td class="note">{html.escape(row.note) or "—"}</td>']
 
@@ -105,9 +123,15 @@ def render(rows: list[BugRow], source: str = "") -> str:
     covered = sum(1 for row in upstream if row.probe and row.repro)
     summary = "".join(f"<span>{_owner(owner)} {count}</span>" for owner, count in counts.items())
     body = "".join(
-        f'<tr class="{"upstream" if row.owner in UPSTREAM else "other"}{" fixed" if row.fixed_in else ""}">'
+        f'<tr class="{"upstream" if row.owner in UPSTREAM else "other"} {html.escape(row.kind)}'
+        f'{" fixed" if row.fixed_in and not row.fixed_in.startswith("open at") else ""}">'
         + "".join(_cells(row)) + "</tr>" for row in rows)
     where = f" (lowering: <code>results/policies/{html.escape(source)}</code>)" if source else ""
+    slow = [row for row in rows if row.kind == PERFORMANCE]
+    kinds = plural(len(slow), "row is a <b>performance</b> row", "rows are <b>performance</b> rows")
+    performance = (f" {kinds}"
+                   ": nothing fails, a stage does needless work; first bad and fixed in are stated, checked "
+                   "in the ExecuTorch history, and the measured what-if is shown." if slow else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>vkbench: bug list</title>
@@ -120,7 +144,8 @@ and on the runtime ladder. <b>{covered} of {len(upstream)}</b> rows owned by Exe
 a probe (tracked per commit by the suite and on the runtime ladder) and a reproducer (a short file that
 imports only torch and executorch: <code>python repro/&lt;id&gt;.py</code>, exit 0 when the failure
 reproduces). First bad / fixed in come from the probe's recorded commits (main in the order of its
-classes, releases by date); an empty first bad means the failure is older than the recorded range.</p>
+classes, releases by date); an empty first bad means the failure is older than the recorded range.
+{performance}</p>
 <p class="counts">{summary}</p>
 <table><colgroup><col style="width:15%"><col style="width:20%"><col style="width:21%">
 <col style="width:18%"><col style="width:10%"><col style="width:16%"></colgroup>

@@ -12,7 +12,8 @@ headline that states the takeaway in numbers:
    would fully delegate alone (same file);
 3. the partition scaling curve: ``Blocks(n)`` partition time on log-log axes
    with the fitted exponent, and its split by partitioner phase (the asv
-   results of ``bench_partition`` under ``results/releases/``);
+   results of ``bench_partition`` under ``results/releases/``), with the
+   ``fusable_patterns`` share per size and the bug row behind it;
 4. coverage across the recorded upstream commits: one step chart per probe
    and per policy entry (asv results under ``results/upstream/``);
 5. ``Many(n)`` step limits per device and event-tracer setting, and

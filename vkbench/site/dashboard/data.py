@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from vkbench.results.bugs import BugRow
 from vkbench.results.changes import Change
 from vkbench.results.model import ResultSet, finite
 from vkbench.results.surveys import SurveyFile
@@ -28,6 +29,10 @@ NO_REASON_OLDER = "recorded by an older vkbench suite, which stored no reason"
 PARTITION_TIME = catalogue.PARTITION_TIME.name
 PARTITION_PHASES = catalogue.PARTITION_PHASES.name
 PARTITION_COUNT = catalogue.PARTITION_COUNT.name
+#: ExecuTorch's pattern search, the phase the bug row :data:`PATTERN_BUG` spends.
+FUSABLE_PHASE = "fusable_patterns"
+#: The bug list's performance row behind most of :data:`FUSABLE_PHASE` (``vkbench/results/bugs.toml``).
+PATTERN_BUG = "partition_reexports_pattern_graphs"
 #: The history charts: (kind, CPU-op track, Vulkan-program track, lowering-failed track or None).
 HISTORY_TRACKS = (
     ("probe", catalogue.PROBE_CPU_OPS, catalogue.PROBE_PROGRAMS, catalogue.PROBE_FAILED),
@@ -115,6 +120,11 @@ class Scaling:
         """The phase bars' height at ``n``: the record's phases summed (None where none was recorded)."""
         values = [by_size[n] for by_size in self.phases.values() if n in by_size]
         return sum(values) if values else None
+
+    def phase_share(self, phase: str, n: int) -> float | None:
+        """``phase``'s part of the phase bars at ``n`` (None where the record has no such phase there)."""
+        total, value = self.phase_total(n), self.phases.get(phase, {}).get(n)
+        return value / total if value is not None and total else None
 
 
 @dataclass
@@ -236,6 +246,11 @@ def load_scaling(data: SiteData) -> list[Scaling]:
         newest[asv.machine] = Scaling(asv.machine, asv.commit, label, seconds, phases,
                                       _by_blocks(asv.values(PARTITION_COUNT)), sizes, samples)
     return [newest[m] for m in sorted(newest)]
+
+
+def load_pattern_bug(data: SiteData) -> BugRow | None:
+    """The bug row :data:`PATTERN_BUG`, when the publish's bug list has it."""
+    return next((row for row in data.bugs if row.id == PATTERN_BUG), None)
 
 
 def load_upstream(data: SiteData) -> Upstream:

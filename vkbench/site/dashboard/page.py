@@ -10,7 +10,9 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
+from vkbench.results.bugs import BugRow
 from vkbench.site.dashboard.data import (
+    FUSABLE_PHASE,
     PARTITION_TIME,
     CommitSeries,
     EntryShare,
@@ -19,6 +21,7 @@ from vkbench.site.dashboard.data import (
     Survey,
     Upstream,
     load_ladder,
+    load_pattern_bug,
     load_scaling,
     load_step_limits,
     load_survey,
@@ -173,7 +176,7 @@ def _short(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def scaling_section(scaling: list[Scaling]) -> Section:
+def scaling_section(scaling: list[Scaling], pattern_bug: BugRow | None = None) -> Section:
     if not scaling:
         return Section("scaling", "Partition scaling", "No partition scaling recorded yet.",
                        '<p class="empty">Record a release (<code>vkbench record</code>) to time '
@@ -197,7 +200,24 @@ def scaling_section(scaling: list[Scaling]) -> Section:
                    f"<small>(at {n} blocks {bars:.2f} s against {line:.2f} s; why: below)</small>")
         note += phase_gap_note(scale, *gap_at)
     return Section("scaling", "Partition scaling", scaling_headline(scale),
-                   figure(plot_scaling(scaling), "scaling", caption) + note)
+                   figure(plot_scaling(scaling), "scaling", caption) + pattern_share_note(scale, pattern_bug)
+                   + note)
+
+
+def pattern_share_note(scale: Scaling, bug: BugRow | None) -> str:
+    """One line: ``fusable_patterns``' share of the phase bars per size, and the bug row that spends it."""
+    shares = [(n, share, scale.phases[FUSABLE_PHASE][n]) for n in sorted(scale.phases.get(FUSABLE_PHASE, {}))
+              if (share := scale.phase_share(FUSABLE_PHASE, n)) is not None]
+    if not shares:
+        return ""
+    parts = ", ".join(f'<span class="share" data-blocks="{n}" data-share="{share:.4f}">{n} blocks '
+                      f"<b>{100 * share:.0f} %</b></span>" for n, share, _ in shares)
+    seconds = [s for *_, s in shares]
+    why = (f', mostly ExecuTorch re-exporting its RoPE pattern graphs on each partition: '
+           f'<a href="bugs.html#{html.escape(bug.id)}">{html.escape(bug.id)}</a> '
+           f"({html.escape(bug.fixed_in or bug.kind)})") if bug else ""
+    return (f'<p class="note pattern-share"><code>{FUSABLE_PHASE}</code> share of the phase bars: {parts} '
+            f"({min(seconds):.2f}–{max(seconds):.2f} s at any size){why}.</p>")
 
 
 def phase_gap(scale: Scaling) -> tuple[int, float, float] | None:
@@ -363,7 +383,8 @@ def write(html_root: Path, data: SiteData) -> Path:
     scaling = load_scaling(data)
     upstream = load_upstream(data)
     limits = load_step_limits(data)
-    sections = [share_section(survey), blockers_section(survey), scaling_section(scaling),
+    sections = [share_section(survey), blockers_section(survey),
+                scaling_section(scaling, load_pattern_bug(data)),
                 upstream_section(upstream, data.has_site("upstream")), steps_section(limits),
                 ladder_section(load_ladder(data))]
     page = html_root / "index.html"
