@@ -210,14 +210,14 @@ def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_be
     common = load_benchmark("common")
     monkeypatch.setattr(failure_log, "_NOTED_INPUTS", set())  # what earlier tests noted is logged again
     results = tmp_path / "results"
-    with recording(results, Provenance(tier="gate")) as env:
-        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+    with recording(results, Provenance(tier="gate")) as run:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", run.env["VKBENCH_FAILURE_LOG"])
         monkeypatch.setenv("ASV_COMMIT", "c" * 40)
         monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
         import executorch.exir  # noqa: F401 - imported by the lowering the suite just ran
 
         common.note_inputs()
-        _asv(results / "box" / "c.json", "c" * 40, 1, [1, 6], [0, 0])
+        _asv(run.results / "box" / "c.json", "c" * 40, 1, [1, 6], [0, 0])
     record = read_dir(results).files[0]
     assert "executorch/exir/__init__.py" in record.sidecar.inputs
     read = [(record.commit, record.sidecar.inputs) for record in read_dir(results).files]

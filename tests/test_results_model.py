@@ -115,8 +115,8 @@ def test_sidecar_merge_keeps_earlier_entries_and_move_carries_them(results: Path
 def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark, monkeypatch) -> None:
     common = load_benchmark("common")
     untouched = results / "box" / "aaaaaaaa-virtualenv-py3.12.json"
-    with recording(results, Provenance(tier="gate", launch_method="forkserver")) as env:
-        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+    with recording(results, Provenance(tier="gate", launch_method="forkserver")) as run:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", run.env["VKBENCH_FAILURE_LOG"])
         monkeypatch.setenv("ASV_COMMIT", "c" * 40)
         monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
         common.note_failure("probe", "mha_cross", "preprocess",
@@ -124,9 +124,10 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
         common.note_failure("policy", "act/model", "export", "never stored: no bench_policies row")
         common.note_cpu("probe", "mish", {"cpu_ops": {"aten.softplus.default": 1},
                                           "reasons_by_op": {"aten.softplus.default": {"no kernel": 1}}})
-        written = results / "box" / "cccccccc-virtualenv-py3.12.json"
-        asv_file(written, "c" * 40, probe_rows([0, math.nan], [0, 1], now_ms()))
-    assert not Path(env["VKBENCH_FAILURE_LOG"]).exists()  # the log lived for the run only
+        asv_file(run.results / "box" / "cccccccc-virtualenv-py3.12.json", "c" * 40,
+                 probe_rows([0, math.nan], [0, 1], now_ms()))  # asv writes the run's own folder
+    written = results / "box" / "cccccccc-virtualenv-py3.12.json"
+    assert not Path(run.env["VKBENCH_FAILURE_LOG"]).exists() and not run.scratch.exists()  # for the run only
     found = {f.commit[0]: f for f in read_dir(results).files}
     assert found["a"].tier is None and not sidecar.path_for(untouched).exists()
     stamped = found["c"]
@@ -209,8 +210,8 @@ def test_combinations_a_run_did_not_select_are_not_points(results: Path) -> None
     """asv writes NaN for the parameters a ``-b`` pattern left out of a row new to the file:
     not failures, not points."""
     path = results / "box" / "cccccccc-virtualenv-py3.12.json"
-    with recording(results, Provenance(bench_pattern=r"track_cpu_ops\('mish'\)")):
-        asv_file(path, "c" * 40, probe_rows([0, math.nan], [0, 0], now_ms()))
+    with recording(results, Provenance(bench_pattern=r"track_cpu_ops\('mish'\)")) as run:
+        asv_file(run.results / "box" / path.name, "c" * 40, probe_rows([0, math.nan], [0, 0], now_ms()))
     record = read_file(path)
     assert record.sidecar.patterns[catalogue.PROBE_CPU_OPS.name] == r"track_cpu_ops\('mish'\)"
     assert record.values(catalogue.PROBE_CPU_OPS.name) == {("mish",): 0.0}  # mha_cross was not run
@@ -224,11 +225,12 @@ def test_a_narrower_rerun_keeps_what_the_earlier_runs_recorded(results: Path) ->
     assert before == {("mish",): 0.0, ("mha_cross",): None}  # no pattern stored: NaN reads as failed
 
     def rerun(pattern: str, version: str = "v1") -> None:
-        data = json.loads(path.read_text())
-        row = data["results"][catalogue.PROBE_CPU_OPS.name]
-        row[2], row[3] = version, now_ms()  # this run wrote the row
-        with recording(results, Provenance(bench_pattern=pattern)):
-            path.write_text(json.dumps(data))
+        with recording(results, Provenance(bench_pattern=pattern)) as run:
+            own = run.results / "box" / path.name  # the seeded copy asv loads and writes
+            data = json.loads(own.read_text())
+            row = data["results"][catalogue.PROBE_CPU_OPS.name]
+            row[2], row[3] = version, now_ms()  # this run wrote the row
+            own.write_text(json.dumps(data))
 
     rerun(r"track_cpu_ops\('mish'\)")
     record = read_file(path)
@@ -306,7 +308,9 @@ def test_a_stored_reason_is_read_through_the_failure_key(results: Path) -> None:
 @pytest.mark.parametrize(("text", "what"), [
     ("{x", "not JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
     ("[1]", "not a sidecar (top level is list)"),
-    ('{"vkbench_sidecar": 7}', "not a version-1 sidecar (vkbench_sidecar is 7)"),
+    ('{"vkbench_sidecar": 7}', "not a version-1 or 2 sidecar (vkbench_sidecar is 7)"),
+    ('{"vkbench_sidecar": 2, "runs": [{"benchmarks": ["b"], "provenance": 3}]}',
+     "malformed (TypeError: a run's provenance is int, not an object or 'unknown')"),
     ('{"vkbench_sidecar": 1, "provenance": [1]}', "malformed (AttributeError: 'list' object has no attribute "
                                                    "'items')"),
 ])

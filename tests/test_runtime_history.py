@@ -257,8 +257,8 @@ def test_an_asv_run_of_the_runtime_tier_stores_the_error_lines(tmp_path: Path,
     root, commit_hash = tmp_path / "results", "c" * 40
     probes, runners_ = ["'probe/mha_cross'", "'probe/mish'", "'probe/elu'"], ["'native'", "'python'"]
     error = "Method load failed: error 1: Value.h:262] (isTensorRef()) is false!"
-    with recording(root, Provenance(tier="runtime", bench_pattern="bench_runtime")) as env:
-        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+    with recording(root, Provenance(tier="runtime", bench_pattern="bench_runtime")) as run:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", run.env["VKBENCH_FAILURE_LOG"])
         monkeypatch.setenv("ASV_COMMIT", commit_hash)
         monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
         for runner in ("native", "python"):  # what execution.record logs for each outcome short of matches
@@ -267,7 +267,7 @@ def test_an_asv_run_of_the_runtime_tier_stores_the_error_lines(tmp_path: Path,
         ladder.note_outcome("probe/mish", "vulkan", "python", "runtime", "no runtime here")  # not tried
         row = [[3.0, 3.0, 0.0, None, 4.0, 4.0], [probes, runners_], "v1",
                int(time.time() * 1000), 1.0]
-        write_result(root, commit_hash, 1, {catalogue.PROBE_LADDER.name: row}, machine="lavapipe-test")
+        write_result(run.results, commit_hash, 1, {catalogue.PROBE_LADDER.name: row}, machine="lavapipe-test")
     record = read_dir(root).files[0]
     assert record.tier == "runtime"
     stored = {params: (f.stage, f.error) for (name, params), f in record.sidecar.failures.items()

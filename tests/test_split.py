@@ -1,4 +1,5 @@
-"""``vkbench upstream --split N``: a run's benchmarks dealt to asv processes side by side, then merged."""
+"""``vkbench upstream --split N``: a run's benchmarks dealt to asv processes side by side, each merged as
+a recording of its own (:mod:`vkbench.results.recording`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from vkbench.results import sidecar
 from vkbench.results.asv_files import read_file
-from vkbench.results.model import Failure, Provenance
+from vkbench.results.model import Provenance
+from vkbench.results.recording import RecordingError, recording
 from vkbench.runs import split
 from vkbench.suite.tiers import GATE
 
@@ -63,66 +65,60 @@ def _result(folder: Path, rows: dict[str, list], durations: dict[str, float], co
     return path
 
 
-def test_a_processs_files_merge_into_the_results_folder(tmp_path: Path) -> None:
-    into, part = tmp_path / "results", tmp_path / "part"
+def test_a_runs_rows_merge_into_the_results_folder(tmp_path: Path) -> None:
+    """A run's folder is seeded with the results; the rows it wrote again (started at another time) are
+    merged in with their sidecar entries, the seed's rows are not the run's whatever they hold."""
+    into = tmp_path / "results"
     kept = _result(into, {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0],
                           "bench_b.B.track_y": [[2], [["'p'"]], "v1", 1000, 1.0]},
                    {"<setup_cache bench_a:1>": 5.0, "<build>": 2.0})
-    sidecar.merge(kept, Provenance(tier="gate"),
+    sidecar.merge(kept, Provenance(tier="gate", bench_pattern="a|b"),
                   patterns={"bench_a.A.track_x": "a", "bench_b.B.track_y": "b"})
     (into / "benchmarks.json").write_text(json.dumps({"bench_a.A.track_x": {"v": 1}, "version": 2}))
-    # the process's folder was seeded with the file: bench_a's row is the seed's (same start), so it
-    # is not the process's to write, whatever it holds
-    done = _result(part, {"bench_a.A.track_x": [[99], [["'p'"]], "v1", 1000, 1.0],
-                          "bench_b.B.track_y": [[3], [["'p'"]], "v2", 9000, 4.0]},
-                   {"<setup_cache bench_b:1>": 7.0, "<build>": 3.0})
-    failure = Failure(stage="load", error="boom")
-    sidecar.merge(done, Provenance(tier="gate", bench_pattern="b"),
-                  [("bench_b.B.track_y", ["p"], failure), ("bench_a.A.track_x", ["p"], failure)],
-                  patterns={"bench_a.A.track_x": "a-seeded", "bench_b.B.track_y": "b"})
-    (part / "benchmarks.json").write_text(json.dumps({"bench_b.B.track_y": {"v": 2}, "version": 2}))
-
-    assert split.merge_results([part], into) == [kept]
+    with recording(into, Provenance(tier="gate", bench_pattern="b")) as run:
+        own = run.results / "box" / kept.name
+        assert read_file(own).results == read_file(kept).results  # seeded: asv keeps earlier points
+        _result(run.results, {"bench_a.A.track_x": [[99], [["'p'"]], "v1", 1000, 1.0],  # the seed's
+                              "bench_b.B.track_y": [[3], [["'p'"]], "v2", 9000, 4.0]},
+                {"<setup_cache bench_a:1>": 5.0, "<setup_cache bench_b:1>": 7.0, "<build>": 3.0})
+        listing = {"bench_b.B.track_y": {"v": 2}, "version": 2}
+        (run.results / "benchmarks.json").write_text(json.dumps(listing))
+    assert run.written == [kept]
     merged = read_file(kept)
-    assert merged.results["bench_a.A.track_x"].values == [1]  # kept: the part did not run it
+    assert merged.results["bench_a.A.track_x"].values == [1]  # kept: the run did not write it
     rerun = merged.results["bench_b.B.track_y"]
     assert rerun.values == [3] and rerun.version == "v2"
     assert merged.durations == {"<setup_cache bench_a:1>": 5.0, "<setup_cache bench_b:1>": 7.0,
                                 "<build>": 3.0}
     assert merged.sidecar.patterns == {"bench_a.A.track_x": "a", "bench_b.B.track_y": "b"}
-    assert merged.sidecar.failures[("bench_b.B.track_y", ("p",))].error == "boom"
-    assert ("bench_a.A.track_x", ("p",)) not in merged.sidecar.failures
+    assert [(sorted(r.benchmarks), r.provenance.bench_pattern) for r in sidecar.runs(merged.sidecar)] == [
+        (["bench_a.A.track_x"], "a|b"), (["bench_b.B.track_y"], "b")]
     assert json.loads((into / "benchmarks.json").read_text()) == {
         "bench_a.A.track_x": {"v": 1}, "bench_b.B.track_y": {"v": 2}, "version": 2}
 
 
 def test_a_new_commit_is_copied_and_a_foreign_file_refused(tmp_path: Path) -> None:
-    into, part = tmp_path / "results", tmp_path / "part"
-    new = _result(part, {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0]}, {}, commit="b" * 40)
-    [written] = split.merge_results([part], into)
+    into = tmp_path / "results"
+    with recording(into, Provenance(bench_pattern="a")) as run:
+        new = _result(run.results, {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0]}, {},
+                      commit="b" * 40)
+    [written] = run.written
     assert written == into / "box" / new.name and (into / "box" / "machine.json").is_file()
     assert read_file(written).results["bench_a.A.track_x"].values == [1]
-    other = json.loads(new.read_text()) | {"env_name": "another-env"}
-    other["results"]["bench_a.A.track_x"][3] = 2000  # a row run again, in another environment
-    new.write_text(json.dumps(other))
-    with pytest.raises(ValueError, match="env_name"):
-        split.merge_results([part], into)
+    with pytest.raises(RecordingError, match="env_name") as raised:
+        with recording(into, Provenance(bench_pattern="a")) as run:
+            other = json.loads((run.results / "box" / new.name).read_text()) | {"env_name": "another-env"}
+            other["results"]["bench_a.A.track_x"][3] = 2000  # a row run again, in another environment
+            (run.results / "box" / new.name).write_text(json.dumps(other))
+    assert str(run.results) in str(raised.value) and (run.results / "box" / new.name).is_file()  # kept
+    assert read_file(written).env_name == "env"  # not written over
 
 
-def test_each_process_gets_its_own_results_and_environments(tmp_path: Path) -> None:
+def test_each_process_gets_its_own_environments(tmp_path: Path) -> None:
     config = tmp_path / "upstream.conf.json"
     config.write_text(json.dumps({"results_dir": "results", "env_dir": "/x/.asv/env", "repo": "r"}))
-    recorded = _result(tmp_path / "results", {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0]}, {})
-    sidecar.merge(recorded, Provenance(tier="gate"))
-    seeded_config, seeded = split.part_config(config, 0, tmp_path / "seeded", tmp_path / "results", "box")
-    assert sorted(p.name for p in (seeded / "box").iterdir()) == sorted(
-        p.name for p in recorded.parent.iterdir())  # asv keeps earlier points there, as in place
-    first, first_results = split.part_config(config, 0, tmp_path / "state")
-    second, second_results = split.part_config(config, 1, tmp_path / "state")
-    assert json.loads(first.read_text())["env_dir"] == "/x/.asv/env"  # the run's own
-    assert json.loads(second.read_text())["env_dir"] == "/x/.asv/env-split-1"
-    assert first_results != second_results and first_results.is_dir() and not any(first_results.iterdir())
-    assert json.loads(second.read_text())["results_dir"] == str(second_results)
+    assert split.part_settings(config, 0) == {}  # the run's own
+    assert split.part_settings(config, 1) == {"env_dir": "/x/.asv/env-split-1"}
 
 
 STUB_ASV = """
@@ -155,7 +151,7 @@ def test_a_split_run_merges_what_each_process_recorded(tmp_path: Path) -> None:
     results = tmp_path / "results"
     config.write_text(json.dumps({"results_dir": str(results), "env_dir": str(tmp_path / "env")}))
     command = [sys.executable, str(stub), "run", "--config", str(config), "-b", "^bench_a|^bench_b", "HEAD^!"]
-    code = _run_split(command, dict(os.environ), config, results, 2, tmp_path / "state", "box", "gate",
+    code = _run_split(command, dict(os.environ), config, results, 2, "box", "gate",
                       lambda record: Provenance(base_wheel="1.5.1"))
     assert code == 3  # the worst process's exit status
     [path] = sorted((results / "box").glob("*-env.json"))
@@ -167,6 +163,8 @@ def test_a_split_run_merges_what_each_process_recorded(tmp_path: Path) -> None:
     assert provenance.base_wheel == "1.5.1"  # each process's file was stamped before the merge
     started = [r.started_at for r in record.results.values()]
     assert max(started) - min(started) < 1000  # side by side, not one after the other
+    assert {r.provenance.bench_pattern: sorted(r.benchmarks) for r in sidecar.runs(record.sidecar)} == {
+        "^bench_a": ["bench_a.A.track_x"], "^bench_b": ["bench_b.B.track_y"]}  # each process its own run
 
 
 def test_a_row_one_process_wrote_is_not_undone_by_anothers_seed(tmp_path: Path) -> None:
@@ -175,9 +173,11 @@ def test_a_row_one_process_wrote_is_not_undone_by_anothers_seed(tmp_path: Path) 
     seed = {"bench_a.A.track_x": [[1], [["'p'"]], "v1", 1000, 1.0],
             "bench_b.B.track_y": [[2], [["'p'"]], "v1", 1000, 1.0]}
     target = _result(into, seed, {})
-    _result(tmp_path / "p0", seed | {"bench_a.A.track_x": [[10], [["'p'"]], "v1", 5000, 1.0]}, {})
-    _result(tmp_path / "p1", seed | {"bench_b.B.track_y": [[20], [["'p'"]], "v1", 6000, 1.0]}, {})
-    assert split.merge_results([tmp_path / "p0", tmp_path / "p1"], into) == [target]
+    with recording(into, Provenance(bench_pattern="a")) as first, \
+            recording(into, Provenance(bench_pattern="b")) as second:
+        _result(first.results, seed | {"bench_a.A.track_x": [[10], [["'p'"]], "v1", 5000, 1.0]}, {})
+        _result(second.results, seed | {"bench_b.B.track_y": [[20], [["'p'"]], "v1", 6000, 1.0]}, {})
+    assert first.written == second.written == [target]
     merged = read_file(target)
     assert merged.results["bench_a.A.track_x"].values == [10]
     assert merged.results["bench_b.B.track_y"].values == [20]

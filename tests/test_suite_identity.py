@@ -98,12 +98,12 @@ def test_files_read_outside_the_list_are_noticed_stored_and_widened(
     assert unlisted("bench_probes", {"a", "b", identity_py}, {"b", identity_py}) == {"a", "b", identity_py}
     assert unlisted("bench_partition", {"vkbench/suite/identity.py"}, set()) == set()
     results = tmp_path / "results"
-    with recording(results, Provenance(tier="gate")) as env:
-        monkeypatch.setenv("VKBENCH_FAILURE_LOG", env["VKBENCH_FAILURE_LOG"])
+    with recording(results, Provenance(tier="gate")) as run:
+        monkeypatch.setenv("VKBENCH_FAILURE_LOG", run.env["VKBENCH_FAILURE_LOG"])
         monkeypatch.setenv("ASV_COMMIT", "c" * 40)
         monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
         common.note_inputs("bench_probes")  # this process imported much more than the list says
-        _asv(results / "box" / "c.json", "c" * 40, 1, {"mish": 1}, "v")
+        _asv(run.results / "box" / "c.json", "c" * 40, 1, {"mish": 1}, "v")
     [record] = read_dir(results).files
     read = record.sidecar.suite_reads["bench_probes"]
     assert "vkbench/suite/identity.py" in read and "benchmarks/common.py" not in read

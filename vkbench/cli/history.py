@@ -273,11 +273,18 @@ def _confirm(args: argparse.Namespace) -> int:
             print(f"{pair.previous[:8]} -> {pair.commit[:8]}: {len(pair.steps)} steps"
                   f"{' (timing)' if pair.timing else ''}\n  " + " ".join(command[3:]))
         return 0
+    from vkbench.results.confirmations import ConfirmationsError
+    from vkbench.results.recording import RecordingError
+
     config = write_config(DEFAULT_CONFIG)
     done = []
     for machine in sorted({machines.get(p.commit, "") for p in shown}):
         these = [s for p in shown if machines.get(p.commit, "") == machine for s in p.steps]
-        done += confirm.confirm(args.results, args.mirror, config, machine, these)
+        try:
+            done += confirm.confirm(args.results, args.mirror, config, machine, these)
+        except (RecordingError, ConfirmationsError) as error:  # a corrupt confirmations file, a run its
+            # results folder cannot take (its own files kept): one line, exit 2
+            raise UsageError(str(error)) from None
     failed = sum(1 for c in done if not c.reproduced)
     print(f"{len(done)} steps confirmed now: {len(done) - failed} reproduced, {failed} did not "
           f"(stored in {confirmations.path_for(args.results)})")

@@ -57,7 +57,12 @@ def _record(args: argparse.Namespace) -> int:
     asv_args = [a for a in args.asv_args if a != "--"]
     if args.tier:
         asv_args = bench_args(args.tier) + asv_args
-    code = record_installed(asv_args, release_version=args.release, tier=args.tier)
+    from vkbench.results.recording import RecordingError
+
+    try:
+        code = record_installed(asv_args, release_version=args.release, tier=args.tier)
+    except RecordingError as error:  # a shared file the run cannot merge into: named, its files kept
+        raise UsageError(str(error)) from None
     return code if args.no_publish else publish() or code
 
 

@@ -323,9 +323,15 @@ def _record(args: argparse.Namespace) -> int:
         commit = git.commit_of(args.commit, git_dir=args.mirror)
     except git.GitError as error:
         raise UsageError(str(error)) from None
-    found, code, seconds = record_runtime(commit, args.python, args.runner, args.machine,
-                                          mirror=args.mirror, results=args.results, bundles=Path(bundles),
-                                          base_wheel=args.base_wheel, pattern=args.bench or DEFAULT_PATTERN)
+    from vkbench.results.recording import RecordingError
+
+    try:
+        found, code, seconds = record_runtime(commit, args.python, args.runner, args.machine,
+                                              mirror=args.mirror, results=args.results,
+                                              bundles=Path(bundles), base_wheel=args.base_wheel,
+                                              pattern=args.bench or DEFAULT_PATTERN)
+    except RecordingError as error:  # a shared file it cannot merge into: named, the run's files kept
+        raise UsageError(str(error)) from None
     print(f"{commit[:8]} on {args.machine}: asv exit {code}, {seconds:.0f} s; "
           f"results: {found or 'none written'}")
     return 0 if code == 0 and found else 1
@@ -364,6 +370,7 @@ def classes_command(args: argparse.Namespace) -> int:
 
 
 def _stamp_reasons(args: argparse.Namespace) -> int:
+    from vkbench.cli.common import UsageError
     from vkbench.results import sidecar
     from vkbench.results.asv_files import read_dir
     from vkbench.results.ladder import ladder_failures, logged_outcomes
@@ -374,6 +381,9 @@ def _stamp_reasons(args: argparse.Namespace) -> int:
     for record in read_dir(args.results).files:
         failures = ladder_failures(record, logged) if record.machine == args.machine else []
         if failures:
-            sidecar.merge(record.path, failures=failures)
+            try:
+                sidecar.merge(record.path, failures=failures)
+            except sidecar.SidecarError as error:  # never written over: one line, exit 2
+                raise UsageError(str(error)) from None
             print(f"{sidecar.path_for(record.path)}: {len(failures)} ladder points keep their reason")
     return 0

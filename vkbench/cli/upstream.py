@@ -54,6 +54,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def _upstream(args: argparse.Namespace) -> int:
     from vkbench.git import GitError
+    from vkbench.results.recording import RecordingError
     from vkbench.runs.ledger import machine_name
     from vkbench.runs.upstream import UpstreamError, run
 
@@ -62,5 +63,6 @@ def _upstream(args: argparse.Namespace) -> int:
     try:
         return run(args.mirror, args.asv_args, args.machine or machine_name(), args.config_out,
                    args.state_dir, args.tier, args.split)
-    except (UpstreamError, GitError) as error:  # a mirror git cannot read: one line, not a traceback
+    except (UpstreamError, GitError, RecordingError) as error:  # a mirror git cannot read, a shared file
+        # the run's rows cannot be merged into (its own folder is kept): one line, not a traceback
         raise UsageError(str(error)) from error

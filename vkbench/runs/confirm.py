@@ -16,7 +16,6 @@ The same call works on a plain local git repository (its asv config's ``repo``) 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import sys
 import tempfile
@@ -49,36 +48,22 @@ def asv_args(pair: Pair, config: Path, machine: str, hashfile: Path) -> list[str
     return [*args, f"HASHFILE:{hashfile}"]
 
 
-def scratch_config(config: Path, results: Path) -> Path:
-    """A copy of asv config ``config`` writing results to ``results``, beside it (asv resolves the
-    project clone and relative paths from the config's folder, so envs and the clone are shared)."""
-    settings = json.loads(Path(config).read_text())
-    settings["results_dir"] = str(results)
-    settings["html_dir"] = str(results.parent / "html")
-    out = Path(config).with_name(f".confirm-{results.parent.name}.conf.json")
-    out.write_text(json.dumps(settings, indent=2) + "\n")
-    return out
-
-
 def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scratch: Path,
-             env: Mapping[str, str] | None = None, state_dir: Path = STATE_DIR) -> tuple[ResultSet, int]:
+             env: Mapping[str, str] | None = None, state_dir: Path = STATE_DIR
+             ) -> tuple[ResultSet, int, list[str]]:
     """One asv run of ``pair`` into ``scratch``/results (the thin part that runs asv); returns what it
-    recorded there and asv's exit status."""
+    recorded there, asv's exit status and the command line it ran."""
     results = scratch / "results"
-    conf = scratch_config(config, results)
     hashfile = scratch / "hashes.txt"
     hashfile.write_text(f"{pair.previous}\n{pair.commit}\n")
     asv_env = {**prepare(Path(mirror_or_repo), state_dir), **(env or {})}
-    try:
-        asv_machine.ensure(conf, machine, asv_env)
-        command = asv_args(pair, conf, machine, hashfile)
+    asv_machine.ensure(config, machine, asv_env)
+    with recording(results, run_provenance(asv_args(pair, config, machine, hashfile), None)) as run:
+        command = asv_args(pair, run.config(config, html_dir=str(scratch / "html")), machine, hashfile)
         print("+ " + " ".join(command), file=sys.stderr, flush=True)
-        with recording(results, run_provenance(command, None)) as log_env:
-            run_env = {**asv_env, "VKBENCH_FAILURE_LOG": log_env["VKBENCH_FAILURE_LOG"]}
-            code = subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
-    finally:
-        conf.unlink(missing_ok=True)
-    return read_dir(results), code
+        run_env = {**asv_env, "VKBENCH_FAILURE_LOG": run.env["VKBENCH_FAILURE_LOG"]}
+        code = subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
+    return read_dir(results), code, command
 
 
 def judge(pair: Pair, found: ResultSet, machine: str, date: str) -> list[Confirmation]:
@@ -125,7 +110,7 @@ def confirm(results_root: Path, mirror_or_repo: Path, config: Path, machine: str
         log(f"pair {number}/{len(todo)}: {pair.previous[:8]} -> {pair.commit[:8]}, {len(pair.steps)} steps"
             f"{' (timing, interleaved)' if pair.timing else ''}")
         with tempfile.TemporaryDirectory(prefix="vkbench-confirm-") as tmp:
-            found, code = run_pair(mirror_or_repo, config, machine, pair, Path(tmp), env, state_dir)
+            found, code, _ = run_pair(mirror_or_repo, config, machine, pair, Path(tmp), env, state_dir)
             date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             judged = judge(pair, found, machine, date)
         if code != 0 and all(c.measured_before is None and c.measured_after is None for c in judged):

@@ -24,7 +24,7 @@ from pathlib import Path
 from vkbench import git, settings
 from vkbench.core.versions import executorch_identity
 from vkbench.paths import ROOT
-from vkbench.results import sidecar
+from vkbench.results import locks, sidecar
 from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
 from vkbench.results.ledger_file import Release, manifest_path, read_ledger, write_ledger
 from vkbench.results.recording import recording
@@ -101,14 +101,15 @@ def rebuild_ledger(releases: list[Release]) -> list[Release]:
 def rekey_results(renamed: dict[str, str]) -> None:
     """Point stored asv results (and their sidecars) at new ledger hashes after a re-chain."""
     for path in result_paths(RESULTS_DIR):
-        record = read_file(path)
-        if record.commit in renamed:
-            old, record.commit = record.commit, renamed[record.commit]
-            target = path.with_name(renamed[old][:8] + path.name[8:])
-            write_file(record, target)
-            sidecar.move(path, target)
-            if target != path:
-                path.unlink()
+        with locks.locked(path.parent):
+            record = read_file(path)
+            if record.commit in renamed:
+                old, record.commit = record.commit, renamed[record.commit]
+                target = path.with_name(renamed[old][:8] + path.name[8:])
+                write_file(record, target)
+                sidecar.move(path, target)
+                if target != path:
+                    path.unlink()
 
 
 def stable_env_name() -> str:
@@ -127,6 +128,11 @@ def normalize_results(commit: str, machine: str, results: Path | None = None) ->
     folder (default: the releases').
     """
     folder = (results or RESULTS_DIR) / machine
+    with locks.locked(folder):  # one writer of the machine's files (vkbench.results.locks)
+        return _normalize(commit, folder)
+
+
+def _normalize(commit: str, folder: Path) -> Path | None:
     target_name = stable_env_name()
     target = folder / f"{commit[:8]}-{target_name}.json"
     merged = read_file(target) if target.exists() else None
@@ -235,9 +241,9 @@ def record_installed(asv_args: list[str], release_version: str | None = None,
     asv_machine.ensure(config, machine)
     stamp = run_provenance(asv_args, tier)
     stamp.base_wheel = release.version
-    with recording(RESULTS_DIR, stamp) as env:
-        code = _asv("run", "--config", str(config), "-E", f"existing:{sys.executable}",
+    with recording(RESULTS_DIR, stamp) as run:  # asv writes its own folder, merged here after
+        code = _asv("run", "--config", str(run.config(config)), "-E", f"existing:{sys.executable}",
                     "--set-commit-hash", str(release.commit), "--machine", machine,
-                    "--show-stderr", *asv_args, env=env)
+                    "--show-stderr", *asv_args, env=run.env)
     normalize_results(str(release.commit), machine)
     return code

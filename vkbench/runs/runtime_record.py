@@ -42,17 +42,21 @@ def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mir
     """Run asv's ``pattern`` for ``commit`` with ``python`` (its runtime's venv) and ``runner`` (the
     folder holding ``pte_runner``); returns the results file, asv's exit status and the seconds."""
     conf = config_for(mirror, results, scratch)
-    # asv selects no environment for a relative ``existing:`` path: the venv's python, absolute
-    command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "-E",
-               f"existing:{python.absolute()}", "--set-commit-hash", commit, "--machine", machine,
-               "-b", pattern, "--launch-method", "spawn", "--show-stderr"]
-    stamp = run_provenance(command, "runtime")
+
+    def command(config: Path) -> list[str]:
+        # asv selects no environment for a relative ``existing:`` path: the venv's python, absolute
+        return [sys.executable, "-m", "asv", "run", "--config", str(config), "-E",
+                f"existing:{python.absolute()}", "--set-commit-hash", commit, "--machine", machine,
+                "-b", pattern, "--launch-method", "spawn", "--show-stderr"]
+
+    stamp = run_provenance(command(conf), "runtime")
     stamp.base_wheel = base_wheel
     start = time.time()
-    with recording(results, stamp) as env:
-        env.update(VKBENCH_PTE_RUNNER=str(runner.absolute() / "pte_runner"),
-                   VKBENCH_BUNDLES=str(bundles.absolute()), ASV_PYTHONPATH=str(ROOT))
+    with recording(results, stamp) as run:  # asv writes its own folder, merged into ``results`` after
+        env = {**run.env, "VKBENCH_PTE_RUNNER": str(runner.absolute() / "pte_runner"),
+               "VKBENCH_BUNDLES": str(bundles.absolute()), "ASV_PYTHONPATH": str(ROOT)}
         asv_machine.ensure(conf, machine, env)
-        print("+ " + " ".join(command), file=sys.stderr, flush=True)
-        code = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+        own = command(run.config(conf))
+        print("+ " + " ".join(own), file=sys.stderr, flush=True)
+        code = subprocess.run(own, cwd=ROOT, env=env, check=False).returncode
     return ledger.normalize_results(commit, machine, results), code, time.time() - start

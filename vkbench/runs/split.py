@@ -5,30 +5,22 @@ asv runs a commit's benchmarks one after another in one process, and a tier's co
 459 s for one commit (the probes' and the fast policies' lowerings 137 s and 158 s of it) while the
 other core idled. ``vkbench upstream --split N -- run ...`` deals the alternatives of the tier's
 ``-b`` pattern to N asv processes, heaviest first onto the lightest (their seconds in the newest
-commit's result file that holds them), runs the processes at once, each with its own environments and its
-own results folder (asv loads a commit's file before its benchmarks and writes it after, so two
-processes on one folder would drop each other's rows), then merges their files, sidecars and
-``benchmarks.json`` into the results folder. :mod:`vkbench.results.cost` reads the overlapping
-times back as processes side by side.
+commit's result file that holds them), runs the processes at once, each with its own environments and
+each a recording of its own (:func:`vkbench.results.recording.recording`: its own results folder, since asv
+loads a commit's file before its benchmarks and writes it after, so two processes on one folder would drop
+each other's rows; its rows and sidecar entries merged into the results folder under the machine
+folder's lock as it ends). :mod:`vkbench.results.cost` reads the overlapping times back as processes
+side by side.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from vkbench.results import sidecar
-from vkbench.results.asv_files import (
-    read_dir,
-    read_file,
-    read_listing,
-    result_paths,
-    write_file,
-    write_listing,
-)
+from vkbench.results.asv_files import read_dir, read_listing
 from vkbench.results.cost import pattern_seconds
 from vkbench.results.model import BenchmarkResult
 
@@ -113,63 +105,6 @@ def measured_seconds(results: Path, machine: str, pattern: str) -> dict[str, flo
     return seconds
 
 
-def merge_results(parts: Sequence[Path], into: Path) -> list[Path]:
-    """Merge the processes' results folders into ``into``: the rows each wrote (absent from ``into``
-    before the merge, or started at another time: the folders were seeded with ``into``'s files, so
-    asv kept their other points), the durations, the sidecar entries of those rows,
-    ``benchmarks.json`` and a missing ``machine.json``. Returns the files written."""
-    before = {path: {name: row.started_at for name, row in read_file(path).results.items()}
-              for path in result_paths(into)}
-    written: set[Path] = set()
-    for part in parts:
-        for path in result_paths(part):
-            target = into / path.relative_to(part)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            machine_file = path.parent / "machine.json"
-            if machine_file.is_file() and not (target.parent / "machine.json").exists():
-                shutil.copy2(machine_file, target.parent / "machine.json")
-            seeded = before.get(target, {})
-            rows = {name for name, row in read_file(path).results.items()
-                    if name not in seeded or seeded[name] != row.started_at}
-            if rows:
-                _merge_file(path, target, rows)
-                _merge_sidecar(path, target, rows)
-                written.add(target)
-        write_listing(into, {**read_listing(into), **read_listing(part)})
-    return sorted(written)
-
-
-def _merge_file(path: Path, target: Path, rows: set[str]) -> None:
-    """Write the ``rows`` of ``path`` into ``target`` (a copy of ``path`` where there is none)."""
-    new = read_file(path)
-    if not target.exists():
-        write_file(new, target)
-        return
-    old = read_file(target)
-    pairs = (("commit", old.commit, new.commit), ("env_name", old.env_name, new.env_name),
-             ("columns", old.columns, new.columns))
-    differ = [what for what, mine, theirs in pairs if mine != theirs]
-    if differ:
-        raise ValueError(f"{path} and {target} differ in {', '.join(differ)}: not one commit's results")
-    old.results.update({name: new.results[name] for name in rows})
-    build = max(old.durations.get("<build>", 0.0), new.durations.get("<build>", 0.0))
-    old.durations.update(new.durations)
-    if build:
-        old.durations["<build>"] = build  # the processes built side by side: the longer one
-    write_file(old, target)
-
-
-def _merge_sidecar(path: Path, target: Path, rows: set[str]) -> None:
-    if not sidecar.path_for(path).is_file():
-        return
-    part = sidecar.read(path)
-    failures = [(name, list(params), failure) for (name, params), failure in part.failures.items()
-                if name in rows]
-    cpu = {(module, workload): ops for module, found in part.cpu.items() for workload, ops in found.items()}
-    patterns = {name: pattern for name, pattern in part.patterns.items() if name in rows}
-    sidecar.merge(target, part.provenance, failures, part.inputs, patterns, cpu, part.suite_reads)
-
-
 def selected(command: Sequence[str]) -> str:
     """Every ``-b`` pattern of an asv command line as one (asv runs what any of them selects)."""
     found = [command[i + 1] for i, arg in enumerate(command[:-1]) if arg in ("-b", "--bench")]
@@ -190,25 +125,14 @@ def with_bench(command: Sequence[str], pattern: str) -> list[str]:
     return [*out, "-b", pattern]
 
 
-def part_config(config: Path, index: int, state_dir: Path, seed: Path | None = None,
-                machine: str | None = None) -> tuple[Path, Path]:
-    """``(config, results folder)`` of process ``index``: the run's asv config with its own results
-    folder and environments. The folder starts as a copy of ``seed``'s files of ``machine`` (results
-    and sidecars), so asv keeps the points a benchmark's earlier runs recorded, as it does in place."""
-    data = json.loads(config.read_text())
-    results = state_dir / f"split-{index}" / "results"
-    if results.exists():
-        shutil.rmtree(results)
-    results.mkdir(parents=True)
-    if seed is not None and machine is not None and (seed / machine).is_dir():
-        shutil.copytree(seed / machine, results / machine)
-    data["results_dir"] = str(results)
-    if index:  # the first process keeps the run's environments
-        data["env_dir"] = f"{data.get('env_dir', '.asv/env')}-split-{index}"
-    path = state_dir / f"split-{index}" / config.name
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    return path, results
+def part_settings(config: Path, index: int) -> dict[str, str]:
+    """The asv settings process ``index`` changes in the run's config: its own environments (the first
+    process keeps the run's)."""
+    if not index:
+        return {}
+    data = json.loads(Path(config).read_text())
+    return {"env_dir": f"{data.get('env_dir', '.asv/env')}-split-{index}"}
 
 
-__all__ = ["alternatives", "deal", "measured_seconds", "merge_results", "part_config", "point_names",
-           "selected", "units", "with_bench"]
+__all__ = ["alternatives", "deal", "measured_seconds", "part_settings", "point_names", "selected", "units",
+           "with_bench"]

@@ -306,17 +306,19 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
         return per_commit[record.commit]
 
     if split > 1:
-        return _run_split(command, env, config, results, split, state_dir, machine, tier, about)
-    with recording(results, run_provenance(command, tier), about) as log_env:
-        run_env = {**env, LOG_SETTING: log_env[LOG_SETTING]}
-        return subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode
+        return _run_split(command, env, config, results, split, machine, tier, about)
+    with recording(results, run_provenance(command, tier), about) as recorded:
+        own = list(command)  # asv writes the run's own folder; the merge brings its rows here
+        own[own.index("--config") + 1] = str(recorded.config(config))
+        run_env = {**env, LOG_SETTING: recorded.env[LOG_SETTING]}
+        return subprocess.run(own, cwd=ROOT, env=run_env, check=False).returncode
 
 
 def _run_split(command: list[str], env: Mapping[str, str], config: Path, results: Path, processes: int,
-               state_dir: Path, machine: str, tier: str | None,
+               machine: str, tier: str | None,
                about: Callable[[ResultFile], Provenance]) -> int:
-    """``asv run`` as ``processes`` asv processes side by side, each stamped in its own results
-    folder, then merged into ``results``; the worst exit status."""
+    """``asv run`` as ``processes`` asv processes side by side, each a recording of its own (its own
+    results folder and environments), merged into ``results`` as each ends; the worst exit status."""
     pattern = split_run.selected(command)
     patterns = split_run.deal(pattern, processes, split_run.measured_seconds(results, machine, pattern),
                               split_run.point_names(results))
@@ -325,22 +327,22 @@ def _run_split(command: list[str], env: Mapping[str, str], config: Path, results
     try:
         with ExitStack() as stack:
             for index, part in enumerate(patterns):
-                part_config, part_results = split_run.part_config(config, index, state_dir, results, machine)
+                stamp = run_provenance(split_run.with_bench(command, part), tier)
+                recorded = stack.enter_context(recording(results, stamp, about))
+                part_config = recorded.config(config, **split_run.part_settings(config, index))
                 at = command.index("--config") + 1  # the part's config in place of the run's
                 part_command = split_run.with_bench([*command[:at], str(part_config), *command[at + 1:]],
                                                     part)
-                stamp = run_provenance(part_command, tier)
-                log_env = stack.enter_context(recording(part_results, stamp, about))
                 print("+ " + " ".join(part_command), file=sys.stderr, flush=True)
                 running.append(subprocess.Popen(part_command, cwd=ROOT,
-                                                env={**env, LOG_SETTING: log_env[LOG_SETTING]}))
-                parts.append(part_results)
+                                                env={**env, LOG_SETTING: recorded.env[LOG_SETTING]}))
+                parts.append(recorded)
             codes = [process.wait() for process in running]
     finally:
         for process in running:
             if process.poll() is None:
                 process.terminate()
-    written = split_run.merge_results(parts, results)
+    written = sorted({path for part in parts for path in part.written})
     for path in written:
         sidecar.merge(path, Provenance(bench_pattern=pattern))  # the merged file: all processes' pattern
     print(f"vkbench upstream: {len(patterns)} asv processes side by side, merged into {len(written)} "
