@@ -183,3 +183,120 @@ def test_a_timing_step_stands_where_the_work_track_moves_with_it(tmp_path: Path)
     pattern = re.search(r'-b "([^"]+)"', kept[(EVENTS, "50, propose_partitions")].repro)[1]
     assert re.search(pattern, f"{EVENTS}(50, 'propose_partitions')")  # asv's name: strings quoted
     assert not re.search(pattern, f"{EVENTS}(50, 'total')")
+
+
+def test_every_stored_confirmation_agrees_with_its_verdict_and_its_evidence() -> None:
+    """The committed confirmations: each verdict computed again from its stored values (and samples)
+    is the stored one; those with a command have their kept files, which hold the values stored; those
+    re-measured before commands were kept say so and keep nothing."""
+    from vkbench.paths import RESULTS_ROOT
+
+    results = RESULTS_ROOT / "upstream"
+    found = confirmations.audit(results)
+    assert found.problems == []
+    stored = confirmations.read(confirmations.path_for(results)).values()
+    assert found.kept + found.not_kept == len(stored) > 0
+    for c in stored:
+        if c.command is None:
+            assert c.not_kept and c.files is None and c.exit_code is None
+        else:
+            assert (results / c.files).is_dir() and c.not_kept is None
+
+
+def _kept_run(results: Path, measured_after: list[float]) -> confirmations.Confirmation:
+    """A pair's run as ``history confirm`` keeps it: asv's files under confirmations/<id>/box/, and the
+    confirmation judged from them with its command and exit status."""
+    from vkbench.runs.confirm import keep
+
+    run = tmp = results / "tmp-run"
+    write_result(tmp, A, 10, {CPU: count_row(PROBES, [1, 3])})
+    write_result(tmp, B, 11, {CPU: count_row(PROBES, measured_after)})
+    (tmp / "box" / "machine.json").write_text('{"machine": "box", "version": 1}')
+    date = "2026-12-08T09:30:00+00:00"
+    name = confirmations.run_id(A, B, date, "count")
+    assert name == "20261208T093000Z-aaaaaaaa-bbbbbbbb-count"
+    kept = keep(run, confirmations.kept_folder(results, name))
+    assert sorted(p.name for p in (kept / "box").iterdir()) == ["aaaaaaaa-virtualenv-py3.12.json",
+                                                                "bbbbbbbb-virtualenv-py3.12.json"]
+    step = Step(StepKey(CPU, "mish", A, B), 1, 2, SUITE)
+    (done,) = judge(confirmations.pairs([step])[0], read_dir(tmp), "box", date,
+                    ["python", "-m", "asv", "run", "-b", "x", "HASHFILE:h"], 0, f"confirmations/{name}")
+    return done
+
+
+def test_a_planted_disagreement_fails_the_audit(tmp_path: Path) -> None:
+    """The audit fails a confirmation whose stored values disagree with its verdict, with its kept
+    files, or whose evidence is missing; one stored before commands were kept passes only saying so."""
+    from dataclasses import replace
+
+    results = tmp_path / "results"
+    good = _kept_run(results, [2, 3])
+    store = confirmations.path_for(results)
+    confirmations.write(store, [good])
+    assert confirmations.audit(results).problems == [] and confirmations.audit(results).kept == 1
+    assert json.loads(store.read_text())["confirmations"][0]["exit_code"] == 0
+
+    def problems(planted: confirmations.Confirmation) -> list[str]:
+        confirmations.write(store, [planted])
+        return confirmations.audit(results).problems
+
+    assert problems(replace(good, reproduced=False)) == [
+        "ProbeCoverage.track_cpu_ops(mish) aaaaaaaa -> bbbbbbbb: stored as not reproduced, but its values "
+        "are reproduced"]
+    found = problems(replace(good, measured_after=3.0))  # a value neither its verdict nor its files hold
+    assert any("stored as reproduced, but its values are not reproduced" in p for p in found)
+    assert any("measured after 3.0 but the kept files hold 2.0" in p for p in found)
+    kept_file = results / good.files / "box" / "bbbbbbbb-virtualenv-py3.12.json"
+    original = kept_file.read_text()
+    kept_file.write_text(original.replace("[2, 3]", "[5, 3]"))  # the kept file edited afterwards
+    assert problems(good) == ["ProbeCoverage.track_cpu_ops(mish) aaaaaaaa -> bbbbbbbb: measured after 2.0 "
+                              "but the kept files hold 5.0"]
+    kept_file.write_text(original)
+    assert any("asv's exit code is not stored" in p for p in problems(replace(good, exit_code=None)))
+    assert any("kept files confirmations/nowhere are missing" in p
+               for p in problems(replace(good, files="confirmations/nowhere")))
+    assert any("no command and no reason why" in p
+               for p in problems(replace(good, command=None, exit_code=None, files=None)))
+    legacy = replace(good, command=None, exit_code=None, files=None, not_kept=confirmations.NOT_KEPT_V1)
+    assert problems(legacy) == [] and confirmations.audit(results).not_kept == 1
+    timing = confirmations.Confirmation(TIME, "50", A, B, "2026-12-08T09:30:00+00:00", "box", SUITE, 1.0, 1.5,
+                                        1.0, 1.5, True, "U test", [1.0] * 8, [1.5, 1.51, 1.49, 1.5] * 2,
+                                        not_kept=confirmations.NOT_KEPT_V1)
+    assert problems(timing) == []
+    assert any("measured before 1.2 is not the median of its 8 samples" in p
+               for p in problems(replace(timing, measured_before=1.2)))
+
+
+def test_a_version_1_file_is_read_as_kept_nothing_and_written_as_version_2(tmp_path: Path) -> None:
+    store = confirmations.path_for(tmp_path)
+    item = {"benchmark": CPU, "param": "mish", "previous": A, "commit": B,
+            "date": "2026-12-06T14:23:04+00:00", "machine": "box", "suite": SUITE, "recorded_before": 1,
+            "recorded_after": 2, "measured_before": 1.0, "measured_after": 2.0, "reproduced": True,
+            "how": "exact count on both sides", "samples_before": [], "samples_after": []}
+    store.write_text(json.dumps({"schema": "vkbench-confirmations/1", "confirmations": [item]}))
+    (old,) = confirmations.read(store).values()
+    assert (old.command, old.exit_code, old.files) == (None, None, None)
+    assert old.not_kept == confirmations.NOT_KEPT_V1
+    confirmations.write(store, [])
+    data = json.loads(store.read_text())
+    assert data["schema"] == confirmations.SCHEMA == "vkbench-confirmations/2"
+    assert data["confirmations"] == [{**item, "command": None, "exit_code": None, "files": None,
+                                      "not_kept": confirmations.NOT_KEPT_V1}]
+
+
+def test_changes_json_shows_each_confirmations_evidence(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    results = recorded(tmp_path / "results")
+    done = _kept_run(results, [2, 3])
+    confirmations.write(confirmations.path_for(results), [done])
+    none = str(tmp_path / "none.json")
+    assert main(["changes", "--results", str(results), "--classes", none, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = next(c for c in out["changes"] if c["param"] == "mish")
+    assert row["confirmation"]["command"] == done.command and row["confirmation"]["exit_code"] == 0
+    assert row["confirmation"]["files"] == done.files and row["confirmation"]["not_kept"] is None
+    step = next(s for e in out["events"] for s in e["steps"] if s["param"] == "mish")
+    assert step["evidence"] == {"command": done.command, "exit_code": 0, "files": done.files,
+                                "not_kept": None}
+    assert main(["changes", "--results", str(results), "--classes", none]) == 0
+    assert f"what they re-measured is kept in {done.files}" in capsys.readouterr().out

@@ -89,5 +89,10 @@ def test_confirmation_measures_both_sides_again_and_stores_the_verdict(gate: dic
     row = next(c for c in again.changes
                if c.benchmark.endswith("ProbeCoverage.track_cpu_ops") and c.param == "mish")
     assert row.confirmed is True
+    # Auditable: the asv command, its exit status and the re-measured files are kept and agree
+    assert done[0].command[3:5] == ["run", "--config"] and done[0].exit_code == 0 and done[0].not_kept is None
+    kept = results_dir / done[0].files
+    assert sorted(p.name for p in kept.rglob("*.json")) and not list(kept.rglob("machine.json"))
+    assert confirmations.audit(results_dir).problems == []
     # Stored: not measured again.
     assert confirm(results_dir, gate["repo"], gate["config"], MACHINE, steps, env=env) == []

@@ -174,6 +174,14 @@ def test_runtime_steps_are_confirmed_each_side_on_its_own_runner(results: Path, 
     assert verdicts == {"probe/mish, native": (True, MACHINE, 3.0, 0.0),  # recorded 3 -> 0
                         "probe/index_dim1, native": (False, MACHINE, 0.0, 0.0)}  # recorded 0 -> 3: not again
     assert all(c.suite and c.suite.startswith("suite-") for c in done)
+    from vkbench.results import confirmations
+
+    # kept: the command, no asv exit status (no asv ran), what each side's runner measured
+    assert {(tuple(c.command[-4:]), c.exit_code) for c in done} == {
+        (("--runners", str(runners), "--machine", MACHINE), None)}
+    kept = results / "upstream" / done[0].files / confirmations.MEASURED
+    assert json.loads(kept.read_text())["after"] == measured[f"runner-{C1[:8]}"]
+    assert confirmations.audit(results / "upstream").problems == []
     assert confirm_runtime.confirm_runtime(results / "upstream", table.runtime_steps_to_confirm(), runners,
                                            classes, MACHINE, log=lambda line: None) == []  # stored: kept
     from vkbench.results.confirmations import path_for, read

@@ -217,7 +217,8 @@ class Event:
                 "subject": self.subject, "pr": self.pr, "files": self.files, "regression": self.regression,
                 "steps": [{"benchmark": r.benchmark, "param": r.param, "before": r.before, "after": r.after,
                            "line": r.line, "previous": r.previous, "commit": r.commit,
-                           "confirmed": r.confirmed, "machine": r.machine}
+                           "confirmed": r.confirmed, "machine": r.machine,
+                           "evidence": r.confirmation.evidence() if r.confirmation else None}
                           for r in self.rows],
                 "reasons": self.reasons, "confirmation": self.confirmation, "repro": self.repro,
                 "repeated_on": self.repeated_on, "notes": self.notes}

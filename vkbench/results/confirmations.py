@@ -15,17 +15,26 @@ tests drive it with asv result files written in a temp dir:
   equal on both sides; the deterministic partitioner-work track within its own 2 % tolerance; a
   timing must be judged different by asv's own decision (:func:`asv.commands.compare._is_result_better`,
   the Mann-Whitney U test of ``asv._stats.is_different`` plus the factor), on at least
-  :data:`MIN_SAMPLES` interleaved samples a side.
+  :data:`MIN_SAMPLES` interleaved samples a side;
+* :func:`audit`: every stored confirmation against its own verdict and its kept files (what a reader
+  can check without re-running anything).
+
+Each confirmation keeps its evidence: the command that re-measured it, asv's exit status and the
+re-measured result files, kept under ``<results>/confirmations/<run id>/`` (:func:`run_id`; one folder
+per pair's run, shared by its steps: asv's result files and sidecars of the machine, or, for a runtime
+pair, ``measured.json``). Confirmations stored before that (version 1 of the file) have none: they are
+read with ``command``, ``exit_code`` and ``files`` null and ``not_kept`` saying so (:func:`_from_v1`),
+and the audit checks only their values against their verdict.
 
 A corrupt file is one :class:`ConfirmationsError` line naming it and is never rewritten: the writer
-reads what is stored first and refuses to write over what it cannot read.
+reads what is stored first and refuses to write over what it cannot read. The writer holds the results
+folder's lock (:mod:`vkbench.results.locks`) from that read to its write.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import statistics
 from collections.abc import Iterable
@@ -33,11 +42,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vkbench.results import locks
+from vkbench.results.asv_files import read_dir
 from vkbench.results.model import ResultSet, finite
 from vkbench.suite import catalogue
 
-SCHEMA = "vkbench-confirmations/1"
+SCHEMA = "vkbench-confirmations/2"
 FILE = "confirmations.json"
+#: Where the re-measured files of each run are kept, beside the file (``<results>/confirmations/<id>/``).
+KEPT = "confirmations"
+#: A runtime pair's kept measurement (no asv ran: each side's runner, in this process).
+MEASURED = "measured.json"
+#: Why a confirmation of version 1 of the file has no command, exit status or files.
+NOT_KEPT_V1 = ("recorded before confirmations kept their command, asv's exit code and result files "
+               "(vkbench-confirmations/1): its values are all there is")
 FAILED = "failed"
 #: Samples a side below which asv's Mann-Whitney test cannot reach its p < 0.002 (asv compare).
 MIN_SAMPLES = 6
@@ -103,6 +121,17 @@ class Confirmation:
     how: str = ""  #: the rule applied and what it saw (samples, p-test, tolerance)
     samples_before: list[float] = field(default_factory=list)
     samples_after: list[float] = field(default_factory=list)
+    #: The command line that re-measured both sides (None: not kept, ``not_kept`` says why).
+    command: list[str] | None = None
+    exit_code: int | None = None  #: asv's exit status (None: no asv ran, as for a runtime pair, or not kept)
+    #: The re-measured files, relative to the results folder (``confirmations/<run id>``; None: not kept).
+    files: str | None = None
+    not_kept: str | None = None  #: why ``command`` and ``files`` are absent
+
+    @property
+    def timing(self) -> bool:
+        """A ``time_`` benchmark: judged on interleaved samples."""
+        return self.benchmark.rsplit(".", 1)[-1].startswith("time_")
 
     @property
     def key(self) -> StepKey:
@@ -120,6 +149,11 @@ class Confirmation:
         return self.key == step.key and _same(self.recorded_before, step.before) and \
             _same(self.recorded_after, step.after)
 
+    def evidence(self) -> dict[str, Any]:
+        """What the verdict rests on: the command, asv's exit status, the kept files (or why none)."""
+        return {"command": self.command, "exit_code": self.exit_code, "files": self.files,
+                "not_kept": self.not_kept}
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -136,6 +170,15 @@ def path_for(results_root: Path) -> Path:
     return Path(results_root) / FILE
 
 
+def _from_v1(item: dict[str, Any]) -> dict[str, Any]:
+    """Migration: a version-1 confirmation kept its values only; no command, exit status or files."""
+    return {**item, "command": None, "exit_code": None, "files": None, "not_kept": NOT_KEPT_V1}
+
+
+#: The reader of each stored version: its items as the current version's.
+_MIGRATIONS = {"vkbench-confirmations/1": _from_v1, SCHEMA: lambda item: item}
+
+
 def read(path: Path) -> Stored:
     """Every stored confirmation ({} when the file does not exist); :class:`ConfirmationsError` when
     it exists and cannot be read."""
@@ -144,28 +187,43 @@ def read(path: Path) -> Stored:
         return {}
     try:
         data = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ValueError(f"not a confirmations file (schema != {SCHEMA!r})")
-        found = [Confirmation.from_json(item) for item in data["confirmations"]]
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        migrate = _MIGRATIONS.get(data.get("schema")) if isinstance(data, dict) else None
+        if migrate is None:
+            known = ", ".join(map(repr, _MIGRATIONS))
+            raise ValueError(f"not a confirmations file (schema not one of {known})")
+        found = [Confirmation.from_json(migrate(item)) for item in data["confirmations"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ConfirmationsError(f"{path}: {error}") from None
     return {c.key: c for c in found}
 
 
 def write(path: Path, new: Iterable[Confirmation]) -> Path:
-    """Store ``new`` beside what is stored (a new one of a key replaces the old); atomic. Raises
-    :class:`ConfirmationsError`, writing nothing, when the stored file cannot be read."""
+    """Store ``new`` beside what is stored (a new one of a key replaces the old); atomic, holding the
+    folder's lock from the read to the write. Raises :class:`ConfirmationsError`, writing nothing, when
+    the stored file cannot be read."""
     path = Path(path)
-    stored = read(path)
-    for confirmation in new:
-        stored[confirmation.key] = confirmation
-    ordered = sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param, c.machine))
-    tmp = path.with_name(path.name + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(json.dumps({"schema": SCHEMA, "confirmations": [c.to_json() for c in ordered]}, indent=1)
-                   + "\n")
-    os.replace(tmp, path)
+    with locks.locked(path.parent):
+        stored = read(path)
+        for confirmation in new:
+            stored[confirmation.key] = confirmation
+        ordered = sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param,
+                                                         c.machine))
+        document = {"schema": SCHEMA, "confirmations": [c.to_json() for c in ordered]}
+        locks.write_atomic(path, json.dumps(document, indent=1) + "\n")
     return path
+
+
+def run_id(previous: str, commit: str, date: str, kind: str) -> str:
+    """The folder name of one run's kept files: when it ran, the pair and the kind of run
+    (``20261207T101500Z-3719228d-76d6b1e5-count``)."""
+    stamp = re.sub(r"[^0-9T]", "", date.split("+")[0]) + "Z"
+    return f"{stamp}-{previous[:8]}-{commit[:8]}-{re.sub(r'[^A-Za-z0-9_.-]', '_', kind)}"
+
+
+def kept_folder(results_root: Path, run: str) -> Path:
+    """Where the files of run ``run`` (:func:`run_id`) are kept."""
+    return Path(results_root) / KEPT / run
 
 
 def lookup(stored: Stored, step: Step) -> Confirmation | None:
@@ -327,3 +385,97 @@ def timing_verdict(step: Step, before: Timed | None, after: Timed | None,
     return ok, (f"asv compare's decision (Mann-Whitney U, p < 0.002, factor {factor}) on "
                 f"{n_before}/{n_after} interleaved samples: median {b_value:.4g} -> {a_value:.4g} "
                 f"({ratio:.2f}x)")
+
+
+# ---------------------------------------------------------------------------------------------
+# auditing what is stored
+
+
+@dataclass
+class Audit:
+    """What :func:`audit` found: one line per disagreement, and how many confirmations keep evidence."""
+
+    problems: list[str]
+    kept: int  #: confirmations with their command, exit status and kept files
+    not_kept: int  #: confirmations stored before commands were kept (``not_kept`` says so)
+
+
+def _side(value: Value | None, samples: list[float]) -> Timed | None:
+    return None if value is None or value == FAILED else Timed(float(value), {}, list(samples))
+
+
+def verdict_problems(c: Confirmation) -> list[str]:
+    """Where a confirmation's stored values disagree with its stored verdict: the verdict computed again
+    from the recorded and re-measured values (and, for a timing, its samples) by the rule it names."""
+    step = Step(c.key, c.recorded_before, c.recorded_after, c.suite, timing=c.timing)
+    problems = []
+    if c.timing:
+        for side, value, samples in (("before", c.measured_before, c.samples_before),
+                                     ("after", c.measured_after, c.samples_after)):
+            if samples and value not in (None, FAILED) and not _same(value, statistics.median(samples)):
+                problems.append(f"measured {side} {value} is not the median of its {len(samples)} samples")
+        ok, _ = timing_verdict(step, _side(c.measured_before, c.samples_before),
+                               _side(c.measured_after, c.samples_after))
+    else:
+        ok, _ = count_verdict(step, c.measured_before, c.measured_after)
+    if ok != c.reproduced:
+        said = "reproduced" if c.reproduced else "not reproduced"
+        problems.append(f"stored as {said}, but its values are {'reproduced' if ok else 'not reproduced'}")
+    return problems
+
+
+def evidence_problems(c: Confirmation, results_root: Path) -> list[str]:
+    """Where a confirmation's evidence is missing or disagrees with its values: its kept files read
+    again (asv's result files with the results model; a runtime pair's ``measured.json``) must give the
+    re-measured values, samples and suite it stores. One stored before commands were kept must say so."""
+    if c.command is None:
+        if not c.not_kept:
+            return ["no command and no reason why (not_kept)"]
+        if c.files is not None or c.exit_code is not None:
+            return ["says its evidence was not kept, yet stores files or an exit code"]
+        return []
+    if not c.files:
+        return ["a command but no kept files"]
+    folder = Path(results_root) / c.files
+    if not folder.is_dir():
+        return [f"kept files {c.files} are missing"]
+    sides = (("before", c.previous, c.measured_before, c.samples_before),
+             ("after", c.commit, c.measured_after, c.samples_after))
+    if (folder / MEASURED).is_file():  # a runtime pair: each side's runner, no asv
+        try:
+            data = json.loads((folder / MEASURED).read_text())
+            kept = {side: data[side].get(c.param) for side in ("before", "after")}
+        except (OSError, ValueError, KeyError, AttributeError) as error:
+            return [f"{c.files}/{MEASURED} cannot be read ({error})"]
+        return [f"measured {side} {value} but {c.files}/{MEASURED} holds {kept[side]}"
+                for side, _, value, _ in sides if not _same(value, kept[side])]
+    problems = [] if c.exit_code is not None else ["asv's exit code is not stored"]
+    found = read_dir(folder)
+    problems += [f"kept file {problem}" for problem in found.problems]
+    for side, commit, value, samples in sides:
+        if c.timing:
+            again = timed(found, commit, c.benchmark, c.param)
+            held, held_samples = (again.value, again.samples) if again else (None, [])
+            if [float(x) for x in samples] != held_samples:
+                problems.append(f"samples {side} differ from the kept files' ({len(held_samples)} there)")
+        else:
+            held = measured(found, commit, c.benchmark, c.param)
+        if not _same(value, held):
+            problems.append(f"measured {side} {value} but the kept files hold {held}")
+    kept_suite = version(found, c.commit, c.benchmark)
+    if kept_suite != c.suite:
+        problems.append(f"suite {c.suite} but the kept files' is {kept_suite}")
+    return problems
+
+
+def audit(results_root: Path) -> Audit:
+    """Every confirmation stored in ``results_root`` checked against its verdict and its kept files
+    (:func:`verdict_problems`, :func:`evidence_problems`); :class:`ConfirmationsError` when the file
+    cannot be read."""
+    stored = read(path_for(results_root))
+    problems = []
+    for c in sorted(stored.values(), key=lambda c: (c.commit, c.previous, c.benchmark, c.param, c.machine)):
+        where = f"{c.benchmark.split('.', 1)[-1]}({c.param}) {c.previous[:8]} -> {c.commit[:8]}"
+        problems += [f"{where}: {line}" for line in verdict_problems(c) + evidence_problems(c, results_root)]
+    kept = sum(1 for c in stored.values() if c.command is not None)
+    return Audit(problems, kept, len(stored) - kept)

@@ -228,6 +228,12 @@ def confirmation_text(rows: list[Change]) -> str:
         parts.append(f"{sum(1 for r in done if r.confirmed)} of {len(rows)} steps re-measured on both "
                      f"sides and reproduced ({first.machine}, {first.date[:10]}, "
                      f"{first.suite or 'no suite digest'})")
+        kept = sorted({r.confirmation.files for r in done if r.confirmation and r.confirmation.files})
+        if kept:
+            parts.append(f"what they re-measured is kept in {', '.join(kept)}")
+        before = sum(1 for r in done if r.confirmation and r.confirmation.command is None)
+        if before:
+            parts.append(f"{before} re-measured before commands and files were kept")
     waiting = sum(1 for r in rows if r.awaits_confirmation and not r.machine)
     if waiting:
         parts.append(f"{waiting} not confirmed yet (vkbench history confirm --mirror M)")

@@ -8,7 +8,10 @@ statistics can judge it. The run goes through the ``vkbench upstream`` machinery
 build) into a temporary results directory: the recorded results are never written. The values are
 read back with the results model and judged by the pure functions of
 :mod:`vkbench.results.confirmations`; each pair's confirmations are stored as soon as it is done, so
-an interrupted run resumes where it stopped (a stored confirmation is never re-run).
+an interrupted run resumes where it stopped (a stored confirmation is never re-run). Each stores the
+asv command line it ran and asv's exit status, and the run's result files and sidecars are kept under
+``<results>/confirmations/<run id>/<machine>/`` (:func:`vkbench.results.confirmations.run_id`), so a
+reader can open what a verdict rests on (:func:`vkbench.results.confirmations.audit` checks them).
 
 The same call works on a plain local git repository (its asv config's ``repo``) as on the mirror.
 """
@@ -16,6 +19,7 @@ The same call works on a plain local git repository (its asv config's ``repo``) 
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,8 +70,22 @@ def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scrat
     return read_dir(results), code, command
 
 
-def judge(pair: Pair, found: ResultSet, machine: str, date: str) -> list[Confirmation]:
-    """The confirmations of a pair's steps from what its run recorded (pure: no asv)."""
+def keep(results: Path, into: Path) -> Path:
+    """Copy a confirmation run's result files and sidecars (``results/<machine>/``) into ``into``, the
+    run's kept folder, without ``machine.json``: asv's own ``publish`` reads every folder holding one, and
+    these re-measurements are not the recorded history."""
+    for path in sorted(Path(results).glob("*/*")):
+        if path.is_file() and path.name != "machine.json" and path.suffix in (".json", ".vkbench"):
+            target = into / path.parent.name / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    return into
+
+
+def judge(pair: Pair, found: ResultSet, machine: str, date: str, command: list[str] | None = None,
+          exit_code: int | None = None, files: str | None = None) -> list[Confirmation]:
+    """The confirmations of a pair's steps from what its run recorded (pure: no asv), with the run's
+    command line, asv's exit status and where its files are kept."""
     out = []
     for step in pair.steps:
         key = step.key
@@ -85,7 +103,8 @@ def judge(pair: Pair, found: ResultSet, machine: str, date: str) -> list[Confirm
             ok, how = confirmations.count_verdict(step, before, after)
             samples = ([], [])
         out.append(Confirmation(key.benchmark, key.param, key.previous, key.commit, date, machine, suite,
-                                step.before, step.after, before, after, ok, how, *samples))
+                                step.before, step.after, before, after, ok, how, *samples,
+                                command=command, exit_code=exit_code, files=files))
     return out
 
 
@@ -94,7 +113,8 @@ def confirm(results_root: Path, mirror_or_repo: Path, config: Path, machine: str
             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
             state_dir: Path = STATE_DIR) -> list[Confirmation]:
     """Re-measure both sides of ``steps`` (those already confirmed in ``results_root`` are skipped) and
-    store each pair's confirmations in ``results_root/confirmations.json`` as it finishes.
+    store each pair's confirmations in ``results_root/confirmations.json`` as it finishes, with the asv
+    command, its exit status and the run's files kept under ``results_root/confirmations/<run id>/``.
 
     ``mirror_or_repo``: the git dir asv's ``repo`` is rewritten to (the ExecuTorch mirror, or the local
     repository ``config`` names); ``config``: an asv config (``.asv/upstream.conf.json``); ``machine``:
@@ -109,13 +129,16 @@ def confirm(results_root: Path, mirror_or_repo: Path, config: Path, machine: str
     for number, pair in enumerate(todo[:limit] if limit is not None else todo, 1):
         log(f"pair {number}/{len(todo)}: {pair.previous[:8]} -> {pair.commit[:8]}, {len(pair.steps)} steps"
             f"{' (timing, interleaved)' if pair.timing else ''}")
+        date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        run = confirmations.run_id(pair.previous, pair.commit, date, "timing" if pair.timing else "count")
+        kept = confirmations.kept_folder(results_root, run)
         with tempfile.TemporaryDirectory(prefix="vkbench-confirm-") as tmp:
-            found, code, _ = run_pair(mirror_or_repo, config, machine, pair, Path(tmp), env, state_dir)
-            date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-            judged = judge(pair, found, machine, date)
-        if code != 0 and all(c.measured_before is None and c.measured_after is None for c in judged):
-            log(f"  asv exited {code} and measured nothing: not stored (run again)")
-            continue
+            found, code, command = run_pair(mirror_or_repo, config, machine, pair, Path(tmp), env, state_dir)
+            judged = judge(pair, found, machine, date, command, code, f"{confirmations.KEPT}/{run}")
+            if code != 0 and all(c.measured_before is None and c.measured_after is None for c in judged):
+                log(f"  asv exited {code} and measured nothing: not stored (run again)")
+                continue
+            keep(Path(tmp) / "results", kept)
         confirmations.write(store, judged)
         done += judged
         for c in judged:

@@ -9,12 +9,15 @@ of the same runtime class serves, its build inputs being the same) runs the step
 the ladder benchmarks record with (:func:`vkbench.execution.record.record`, then
 :func:`~vkbench.execution.record.rungs_short`). The verdict is the lowering's
 (:func:`vkbench.results.confirmations.count_verdict`): both rungs equal the recorded ones. Each pair's
-confirmations are stored as soon as it is done, as ``history confirm`` stores the lowering's.
+confirmations are stored as soon as it is done, as ``history confirm`` stores the lowering's, with the
+command that ran them (no asv runs, so no exit status) and what each side's runner measured kept as
+``<results>/confirmations/<run id>/measured.json`` (the runners, the bundles, the rungs per point).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -88,10 +91,16 @@ def machines_of(steps: Sequence[Step]) -> list[str]:
     return sorted({step.key.machine for step in steps})
 
 
+def command_line(runners: Path, machine: str) -> list[str]:
+    """The command a runtime confirmation records as the one it ran (this process, through the CLI)."""
+    return [sys.executable, "-m", "vkbench", "history", "confirm", "--runners", str(runners),
+            "--machine", machine]
+
+
 def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
                     classes: Classes | None, machine: str,
-                    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
-                    ) -> list[Confirmation]:
+                    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+                    command: list[str] | None = None) -> list[Confirmation]:
     """Re-measure both sides of each of ``machine``'s steps without a stored confirmation, each with its
     commit's runner; store each pair's confirmations in ``results_root/confirmations.json``.
 
@@ -99,7 +108,8 @@ def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
     delegate runs), so only that machine's steps are measured with them; another machine's steps wait
     for a run with its own runners.
 
-    Raises :class:`RunnerMissing` before measuring anything when a side has no runner, and
+    ``command``: the command line to store (default: :func:`command_line`). Raises
+    :class:`RunnerMissing` before measuring anything when a side has no runner, and
     :class:`~vkbench.results.confirmations.ConfirmationsError` when the stored file cannot be read.
     """
     store = confirmations.path_for(results_root)
@@ -114,9 +124,16 @@ def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
         log(f"runtime pair {number}/{len(todo)}: {pair.previous[:8]} -> {pair.commit[:8]}, "
             f"{len(pair.steps)} steps, runners {sides[pair.previous].parent.name} and "
             f"{sides[pair.commit].parent.name}")
+        date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         before = measure(sides[pair.previous], pair.steps)
         after = measure(sides[pair.commit], pair.steps)
-        date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        run = confirmations.run_id(pair.previous, pair.commit, date, f"runtime-{machine}")
+        kept = confirmations.kept_folder(results_root, run)
+        kept.mkdir(parents=True, exist_ok=True)
+        used = {commit: sides[commit].parent.name for commit in (pair.previous, pair.commit)}
+        (kept / confirmations.MEASURED).write_text(json.dumps({
+            "runners": used, "bundles": os.environ.get("VKBENCH_BUNDLES"), "before": before, "after": after},
+            indent=1) + "\n")
         judged = []
         for step in pair.steps:
             key = step.key
@@ -125,7 +142,9 @@ def confirm_runtime(results_root: Path, steps: Sequence[Step], runners: Path,
                    f"{sides[key.commit].parent.name})"
             judged.append(Confirmation(key.benchmark, key.param, key.previous, key.commit, date,
                                        key.machine, suite, step.before, step.after,
-                                       before[key.param], after[key.param], ok, how))
+                                       before[key.param], after[key.param], ok, how,
+                                       command=command or command_line(runners, machine),
+                                       files=f"{confirmations.KEPT}/{run}"))
         confirmations.write(store, judged)
         done += judged
         for c in judged:
