@@ -293,17 +293,23 @@ def _instrumented(
         stack.enter_context(patched(operators_cls, "is_node_supported", checked))
         for name, entry in sorted(_pattern_registry().items()) if vulkan else ():
             stack.enter_context(patched(entry, "get_graphs_fn", timed(PATTERN_GRAPHS + name)))
+        matcher = getattr(_vk_patterns, "SubgraphMatcher", None) if vulkan else None
+        stack.enter_context(patched(matcher, "__init__", timed(PATTERN_GRAPHS + MATCHING)))
+        stack.enter_context(patched(matcher, "match", timed(PATTERN_GRAPHS + MATCHING)))
         yield
 
 
-#: Phase prefix of one registered pattern's graphs, built inside ``fusable_patterns`` (its sub-phase).
+#: Phase prefix of the registered graph patterns' own work inside ``fusable_patterns`` (sub-phases):
+#: building each pattern's graphs (one sub-phase per pattern) and matching them all (:data:`MATCHING`).
 PATTERN_GRAPHS = "partition.pattern_graphs:"
+#: The sub-phase of matching every pattern graph against the partitioned graph (torch.fx's matcher).
+MATCHING = "(matching)"
 
 
 def _pattern_registry() -> dict[str, Any]:
     """ExecuTorch's Vulkan pattern registry (``name -> entry``) where the commit has one with graphs:
-    each entry's ``get_graphs_fn`` is timed as a sub-phase of ``fusable_patterns``, so the cost of
-    building one pattern's graphs (and a new pattern's) is told apart from the matching."""
+    each entry's ``get_graphs_fn`` is timed as a sub-phase of ``fusable_patterns``, so what building
+    and matching the graph patterns costs (and what a new pattern adds) is told apart from the rest."""
     registry = getattr(_vk_patterns, "fusable_patterns", None)
     if not isinstance(registry, dict):
         return {}
@@ -563,7 +569,8 @@ def partition_phases(clock: PhaseClock) -> dict[str, float]:
 
 
 def pattern_graph_phases(clock: PhaseClock) -> dict[str, float]:
-    """``pattern name -> exclusive reading`` of building each registered pattern's graphs."""
+    """``pattern name -> exclusive reading`` of building each registered pattern's graphs, and
+    :data:`MATCHING` of matching them all."""
     return {long.removeprefix(PATTERN_GRAPHS): value for long, value in sorted(clock.seconds.items())
             if long.startswith(PATTERN_GRAPHS)}
 

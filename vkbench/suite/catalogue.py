@@ -29,8 +29,8 @@ PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
 #: the gate tier selects the first two. 400 is left out: its count alone would take minutes.
 WORK_SIZES = [50, 100, 200]
 #: The counted phases: :data:`PHASES`, ``pattern_graphs`` and their sum. ``pattern_graphs`` is the
-#: part of ``fusable_patterns`` spent building the registered patterns' graphs (constant per
-#: partition call: a new pattern steps it, and ``vkbench gate`` judges the other phases net of it).
+#: part of ``fusable_patterns`` the registered graph patterns cost (building their graphs, matching
+#: them): a new pattern steps it, and ``vkbench gate`` judges the other phases net of it.
 WORK_PHASES = [*PHASES, "pattern_graphs", "total"]
 #: Lowering stages timed per policy entry.
 STAGES = ["to_edge", "partition", "preprocess", "to_executorch"]
