@@ -25,7 +25,8 @@ def test_alternatives_keep_groups_and_classes_whole() -> None:
         r"^bench_probes\.",
         r"^bench_partition\.(?!PartitionWithoutHorizontalFusion|PartitionWork\.)\w+\.\w+\((50|100|200)[,)]",
         r"^bench_partition\.PartitionWork\.\w+\((50|100)[,)]",
-        r"^bench_policies\.PolicyPartition",
+        r"^bench_policies\.PolicyPartition\.",
+        r"^bench_policies\.RecordCostPolicyPartition\.",
     ]
     assert split.alternatives(r"a[|]b|c\|d|e") == ["a[|]b", r"c\|d", "e"]
     assert "|".join(split.alternatives(GATE)) == GATE
@@ -46,6 +47,17 @@ def test_a_benchmark_is_never_dealt_to_two_processes() -> None:
     assert split.units(pattern, names) == ["bench_b", r"track_x\(50\)|track_x\(100\)"]
     assert split.deal(pattern, 3, {}, names) == ["track_x\\(50\\)|track_x\\(100\\)", "bench_b"]
     assert split.units(pattern, []) == split.alternatives(pattern)  # nothing recorded yet: as given
+
+
+def test_benchmarks_sharing_a_setup_cache_stay_in_one_process() -> None:
+    """``PolicyPartition`` and ``RecordCostPolicyPartition`` read one record per entry, made by their
+    module's ``setup_cache``: dealt apart, two processes would each lower every entry."""
+    names = ["bench_p.Counts.track_x('a')", "bench_p.RecordCost.track_s('a')", "bench_q.Q.track_y"]
+    caches = {"bench_p.Counts.track_x": "bench_p:81", "bench_p.RecordCost.track_s": "bench_p:81"}
+    pattern = r"^bench_p\.Counts\.|^bench_q|^bench_p\.RecordCost\."
+    assert split.units(pattern, names, caches) == ["^bench_q", r"^bench_p\.Counts\.|^bench_p\.RecordCost\."]
+    assert len(split.deal(pattern, 3, {}, names, caches)) == 2
+    assert split.units(pattern, names) == split.alternatives(pattern)  # without the caches: three
 
 
 def test_the_bench_patterns_of_a_command_are_replaced_by_the_processs() -> None:

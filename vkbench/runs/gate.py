@@ -69,6 +69,7 @@ def _side(found: ResultSet, commit: str) -> ResultFile:
 
 def _measure(source: Path, config: Path, machine: str, base: str, head: str, pattern: str, scratch: Path,
              env: Mapping[str, str] | None) -> tuple[ResultFile, ResultFile, str, int]:
+    scratch.mkdir(parents=True, exist_ok=True)
     found, code, command = run_pair(source, config, machine, _Sides(base, head, False, [], pattern), scratch,
                                     env=env)
     return _side(found, base), _side(found, head), " ".join(command), code

@@ -49,13 +49,17 @@ def alternatives(pattern: str) -> list[str]:
     return [*parts, current]
 
 
-def units(pattern: str, names: Sequence[str]) -> list[str]:
+def units(pattern: str, names: Sequence[str], caches: Mapping[str, str] | None = None) -> list[str]:
     """``pattern``'s alternatives, those that select points of one benchmark joined into one (asv
-    writes a benchmark's whole row, so two processes must never share one). ``names``: the points as
-    asv matches ``-b`` against them (``bench.Class.track(param, ...)``)."""
-    groups: list[tuple[list[str], set[str]]] = []  # alternatives, the benchmarks they select
+    writes a benchmark's whole row, so two processes must never share one), and those whose
+    benchmarks share a ``setup_cache`` (``caches``: benchmark -> asv's ``setup_cache_key``; each
+    process would make the records of that cache again). ``names``: the points as asv matches ``-b``
+    against them (``bench.Class.track(param, ...)``)."""
+    caches = caches or {}
+    groups: list[tuple[list[str], set[str]]] = []  # alternatives, the benchmarks (and caches) they select
     for alternative in alternatives(pattern):
         hits = {name.split("(", 1)[0] for name in names if re.search(alternative, name)}
+        hits |= {f"cache:{caches[hit]}" for hit in list(hits) if caches.get(hit)}
         joined = [group for group in groups if group[1] & hits]
         for group in joined:
             groups.remove(group)
@@ -65,7 +69,7 @@ def units(pattern: str, names: Sequence[str]) -> list[str]:
 
 
 def deal(pattern: str, processes: int, seconds: Mapping[str, float],
-         names: Sequence[str] = ()) -> list[str]:
+         names: Sequence[str] = (), caches: Mapping[str, str] | None = None) -> list[str]:
     """``pattern``'s alternatives (:func:`units` of them) dealt to at most ``processes`` patterns, each,
     heaviest first (``seconds`` of its alternatives; unknown ones count 1 s), to the process with
     the fewest seconds so far."""
@@ -76,7 +80,7 @@ def deal(pattern: str, processes: int, seconds: Mapping[str, float],
         return sum(seconds.get(a, 1.0) for a in alternatives(unit))
 
     loads: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(processes)]
-    for unit in sorted(units(pattern, names), key=lambda u: -weight(u)):
+    for unit in sorted(units(pattern, names, caches), key=lambda u: -weight(u)):
         index = min(range(processes), key=lambda i: loads[i][0])
         total, dealt = loads[index]
         loads[index] = (total + weight(unit), [*dealt, unit])
@@ -88,6 +92,13 @@ def point_names(results: Path) -> list[str]:
     listing = read_listing(results)
     return [quoted for name, meta in listing.items() if isinstance(meta, dict) and "params" in meta
             for quoted in BenchmarkResult(name, meta["params"], []).quoted_names()]
+
+
+def cache_keys(results: Path) -> dict[str, str]:
+    """``benchmark -> setup_cache_key`` from ``benchmarks.json`` (benchmarks without a cache left out)."""
+    listing = read_listing(results)
+    return {name: str(meta["setup_cache_key"]) for name, meta in listing.items()
+            if isinstance(meta, dict) and meta.get("setup_cache_key")}
 
 
 def measured_seconds(results: Path, machine: str, pattern: str) -> dict[str, float]:

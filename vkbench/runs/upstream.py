@@ -321,7 +321,7 @@ def _run_split(command: list[str], env: Mapping[str, str], config: Path, results
     results folder and environments), merged into ``results`` as each ends; the worst exit status."""
     pattern = split_run.selected(command)
     patterns = split_run.deal(pattern, processes, split_run.measured_seconds(results, machine, pattern),
-                              split_run.point_names(results))
+                              split_run.point_names(results), split_run.cache_keys(results))
     running: list[subprocess.Popen[bytes]] = []
     parts = []
     try:
