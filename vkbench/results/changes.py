@@ -55,6 +55,7 @@ from vkbench.results.confirmations import (
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
 from vkbench.suite import catalogue
+from vkbench.suite.equivalence import canonical
 from vkbench.suite.identity import carries_digest
 
 #: Count tracks whose steps are rows.
@@ -382,10 +383,16 @@ def _repro(benchmark: str, param: str, base: str, head: str) -> str:
     return repro([(benchmark, param)], base, head)
 
 
+def series(record: ResultFile, bench: catalogue.Benchmark) -> str | None:
+    """The asv series ``bench``'s stored version belongs to: a digest an equivalence record keeps
+    (the class re-measured equal after a change of vkbench's code) reads as the one it keeps."""
+    return canonical(bench.name, record.version(bench.name))
+
+
 def suite_of(bench: catalogue.Benchmark, previous: ResultFile, current: ResultFile) -> str:
     """:data:`SAME` or :data:`OLDER` when the two sides may be compared, else why not."""
-    version = previous.version(bench.name)
-    if version != current.version(bench.name):
+    version = series(previous, bench)
+    if version != series(current, bench):
         return SUITE_CHANGED
     if carries_digest(version):
         return SAME
@@ -518,7 +525,7 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
             last: dict[str, tuple[ResultFile, Point]] = {}  # the neighbour, whatever its suite
             last_of_suite: dict[tuple[str, str | None], tuple[ResultFile, Point]] = {}
             for current in files:
-                version = current.version(bench.name)
+                version = series(current, bench)
                 for param, point in _points(current, bench).items():
                     same = last_of_suite.get((param, version)) if carries_digest(version) else None
                     if same is not None:  # today's suite: compared across records of an older one
