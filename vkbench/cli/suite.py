@@ -57,10 +57,20 @@ def _node_orders(args: argparse.Namespace) -> int:
     else:
         if any(size < 1 for size in args.blocks) or args.address_runs < 0:
             raise UsageError("--blocks must be positive and --address-runs not negative")
-        spreads = node_orders.measure(tuple(args.blocks), address_runs=args.address_runs,
-                                      progress=lambda what: print(f"  {what}", file=sys.stderr, flush=True))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(node_orders.to_json(spreads, node_orders.environment()), indent=1) + "\n")
+        note = node_orders.environment()
+
+        def store(spread: node_orders.OrderSpread) -> None:  # each size as it ends, beside those stored
+            try:
+                stored = node_orders.from_json(json.loads(out.read_text()))
+            except (OSError, ValueError, KeyError, TypeError):
+                stored = []
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(node_orders.to_json(node_orders.merged(stored, spread), note), indent=1)
+                           + "\n")
+
+        node_orders.measure(tuple(args.blocks), address_runs=args.address_runs, done=store,
+                            progress=lambda what: print(f"  {what}", file=sys.stderr, flush=True))
+        spreads = node_orders.from_json(json.loads(out.read_text()))
     if args.json:
         print(json.dumps(node_orders.to_json(spreads, ""), indent=1))
         return 0

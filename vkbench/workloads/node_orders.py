@@ -145,9 +145,11 @@ def _fresh(blocks: int, order: str, counted: bool) -> dict[str, Any]:
 
 
 def measure(sizes: tuple[int, ...], offsets: tuple[int, ...] = OFFSETS, address_runs: int = 8,
-            progress: Callable[[str], None] | None = None) -> list[OrderSpread]:
+            progress: Callable[[str], None] | None = None,
+            done: Callable[[OrderSpread], None] | None = None) -> list[OrderSpread]:
     """Each size under every first-hash offset, ``address_runs`` fresh address layouts and the
-    position order; counted and timed. Call from a process that has built no fx node yet."""
+    position order; counted and timed; ``done`` is told each size as it ends. Call from a process
+    that has built no fx node yet."""
     import logging
 
     from vkbench.workloads import partition_work
@@ -169,7 +171,14 @@ def measure(sizes: tuple[int, ...], offsets: tuple[int, ...] = OFFSETS, address_
                 blocks, order, {k: int(v) for k, v in counted["phases"].items()},
                 {k: round(v, 3) for k, v in timed["phases"].items()}, counted["partitions"]))
         spreads.append(spread)
+        if done:
+            done(spread)
     return spreads
+
+
+def merged(stored: list[OrderSpread], new: OrderSpread) -> list[OrderSpread]:
+    """``stored`` with ``new``'s size replaced (or added), sizes in order."""
+    return sorted([s for s in stored if s.blocks != new.blocks] + [new], key=lambda s: s.blocks)
 
 
 def correlation(spread: OrderSpread, kind: str = "first-hash") -> float:
