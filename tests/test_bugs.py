@@ -42,6 +42,23 @@ def rows() -> list[BugRow]:
     return bug_rows()
 
 
+@pytest.fixture(scope="module")
+def newest_runtime() -> str:
+    """The newest recorded runtime commit, from the data: the runtime machines' ladders (their main-line
+    columns) and the reproducers' runs by upstream commits, placed on the runtime classes' line."""
+    from vkbench.results.runtime_timeline import timelines
+
+    recorded = read_recorded(RESULTS_ROOT)
+    classes = recorded.runtime_classes
+    assert classes is not None
+    index = {c: i for i, k in enumerate(classes.classes) for c in k.commits}
+    ladder = [(c.runtime_class, c.commit) for timeline in timelines(recorded.upstream, classes)
+              for c in timeline.main_line()]
+    runs = [(index[r.commit], r.commit) for r in recorded.repro_history if r.commit in index]
+    assert ladder, "no runtime machine recorded a commit of the runtime classes"
+    return max(ladder + runs)[1][:8]
+
+
 def _docstring(path: Path) -> str:
     return ast.get_docstring(ast.parse(path.read_text())) or ""
 
@@ -120,19 +137,90 @@ def test_runtime_rows_agree_with_the_ladder(rows):
     assert set(rungs["diffusion/unet_step"].values()) == {"runs"}
 
 
-def test_first_bad_and_fixed_in_come_from_the_recorded_history(rows):
+def test_first_bad_and_fixed_in_come_from_the_recorded_history(rows, newest_runtime):
     by_id = {row.id: row for row in rows}
-    flatc = by_id["preprocess_flatc_infinity"]  # mha_cross: lowers on v1.3.x, fails on main, lowers on 1.5.1
-    assert flatc.first_bad and flatc.last_good and flatc.fixed_in == "3b606839 (v1.5.1)"
     logical_not = by_id["load_missing_logical_not"]  # delegated whole from #21070 on
     found = (logical_not.first_bad, logical_not.last_good, logical_not.fixed_in)
-    assert found == ("666ba0b1", "8b14fc2c", "open at cff6f4dd")  # still stops at load on cff6f4dd's runtime
+    assert found == ("666ba0b1", "8b14fc2c", f"open at {newest_runtime}")  # still stops at load there
     for row in rows:  # every runtime row with a probe is dated, on the runtime side at least
         if row.stage in RUNTIME_STAGES and row.probe:
-            assert row.first_bad and row.fixed_in == "open at cff6f4dd", (row.id, row.first_bad, row.fixed_in)
+            assert row.first_bad and row.fixed_in == f"open at {newest_runtime}", (row.id, row.fixed_in)
     assert "load_unrecorded" not in by_id  # every entry the ladder stops at load has a stored line
     split = by_id["partition_split_one_piece"]  # fails on every recorded commit: older than the range
     assert (split.first_bad, split.fixed_in) == ("", "") and "of" in split.history
+
+
+def test_a_fix_on_a_release_branch_only_says_where_main_stands(rows):
+    """mha_cross lowers on v1.3.x, fails on main from 76d6b1e5, lowers on 1.5.1: 1.5.1's
+    ``_replace_non_finite_in_json`` is on its release branch only, so the row says main is still open at
+    the newest main commit whose record holds the probe (read from the data, not written here)."""
+    recorded = read_recorded(RESULTS_ROOT)
+    main = [p for p in bugs.probe_history("mha_cross", recorded) if p.main]
+    assert main and main[-1].failed  # the newest recorded main commit still fails
+    release = [p.label for p in bugs.probe_history("mha_cross", recorded) if not p.main and not p.failed]
+    assert "3b606839 (v1.5.1)" in release
+    flatc = next(row for row in rows if row.id == "preprocess_flatc_infinity")
+    assert flatc.first_bad == "76d6b1e5" and flatc.last_good and flatc.fix_branch == "release"
+    assert flatc.fixed_in == f"3b606839 (v1.5.1, release branch); open on main at {main[-1].label}"
+    assert flatc.open_on_main == main[-1].label
+    assert {row.id for row in rows if row.open_on_main} == {"preprocess_flatc_infinity"}
+
+
+def test_branch_fix_reads_main_at_its_newest_recorded_commit():
+    from vkbench.results.bugs import branch_fix
+
+    bad, good = HistoryPoint("m2", True, None, main=True), HistoryPoint("m2", False, 0.0, main=True)
+    release = HistoryPoint("aa (v1.5.1)", False, 3.0)
+    older = HistoryPoint("m1", True, None, main=True)
+    assert branch_fix("aa (v1.5.1)", [older, bad, release], "fails") == (
+        "aa (v1.5.1, release branch); open on main at m2", "m2")
+    assert branch_fix("aa (v1.5.1)", [older, good, release], "fails") == (
+        "aa (v1.5.1, release branch); good on main at m2", "")
+    assert branch_fix("aa", [release], "fails") == ("aa (release branch); main not recorded", "")
+    assert branch_fix("", [older], "fails") == ("", "")  # no fix recorded: nothing to say
+
+
+def test_runtime_dates_summary_counts_what_the_rows_say(rows, newest_runtime):
+    """How many runtime rows predate the range and how many are open at the newest recorded runtime commit,
+    from the rows themselves; the commits are the runtime history's, oldest first."""
+    from vkbench.results.bugs import runtime_summary
+
+    recorded = read_recorded(RESULTS_ROOT)
+    dates = runtime_summary(rows, recorded)
+    runtime = [row for row in rows if row.stage in RUNTIME_STAGES]
+    start = recorded.runtime_classes.range.split("..")[0][:8]
+    assert dates.newest == newest_runtime and dates.range_start == start and dates.commits[0] == start
+    assert list(dates.rows) == [row.id for row in runtime]
+    assert list(dates.predating) == [row.id for row in runtime if row.first_bad == f"before {start}"]
+    open_at = f"open at {newest_runtime}"
+    assert list(dates.open_at_newest) == [row.id for row in runtime if row.fixed_in == open_at]
+    assert len(dates.commits) == len(set(dates.commits)) >= max(dates.ladder_commits,
+                                                                dates.reproducer_commits)
+    assert dates.sentence() == (f"{len(dates.predating)} of {len(runtime)} runtime rows predate the range; "
+                                f"{len(dates.open_at_newest)} are open at {newest_runtime}; the runtime "
+                                f"history holds {len(dates.commits)} recorded runtime commits")
+
+
+def test_readme_says_the_runtime_dates_as_vkbench_bugs_json_does(capsys):
+    """README's bug-list sentence is what ``vkbench bugs --json`` computes (its numbers and commit)."""
+    from vkbench.cli import main
+
+    assert main(["bugs", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    dates, listed = out["runtime_dates"], out["rows"]
+    runtime = [item for item in listed if item["stage"] in RUNTIME_STAGES]
+    assert dates["rows"] == len(runtime)
+    before, open_at = f"before {dates['range_start']}", f"open at {dates['newest_commit']}"
+    assert dates["predate_range"] == sum(item["first_bad"] == before for item in runtime)
+    assert dates["open_at_newest"] == sum(item["fixed_in"] == open_at for item in runtime)
+    assert dates["newest_commit"] == dates["commits"][-1]
+    assert dates["recorded_commits"] == len(dates["commits"])
+    said = (f"{dates['predate_range']} of {dates['rows']} runtime rows predate the range; "
+            f"{dates['open_at_newest']} are open at {dates['newest_commit']}; the runtime history holds "
+            f"{dates['recorded_commits']} recorded runtime commits (of {dates['runtime_classes']} runtime "
+            "classes)")
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert said in readme, re.search(r"Runtime dates: [^.]*\.", readme)
 
 
 def test_history_range():
@@ -193,6 +281,9 @@ def test_the_knowledge_file_holds_every_row_once():
      "(to_edge_view_as_complex_grad): id 'to_edge_view_as_complex_grad' is used by an earlier entry"),
     (('pattern = "cannot', 'pattern = "(cannot'), "(preprocess_flatc_infinity): pattern is not a regular"),
     (("schema = 1", "schema = 2"), "schema is 2, this vkbench reads 1"),
+    (('fix_branch = "release"', 'fix_branch = "main"'),
+     "(preprocess_flatc_infinity): fix_branch 'main' is not"),
+    (('history = "fails"\nfix_branch', 'fix_branch'), "(preprocess_flatc_infinity): a 'fix_branch' needs a"),
     (('lowering = "torch', 'lowering = torch'), "not readable TOML"),
 ])
 def test_a_bad_knowledge_entry_names_the_file_and_the_entry(tmp_path, change, problem):
@@ -322,8 +413,13 @@ def test_cli_json_lists_every_row_with_the_promised_keys(capsys):
     from vkbench.cli import main
 
     assert main(["bugs", "--json"]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(out) == ["rows", "runtime_dates"]
+    listed = out["rows"]
     assert [item["id"] for item in listed] == [row.id for row in bug_rows()]
+    flatc = next(item for item in listed if item["id"] == "preprocess_flatc_infinity")
+    assert flatc["fix_branch"] == "release" and flatc["open_on_main"]
+    assert flatc["fixed_in"].endswith(f"open on main at {flatc['open_on_main']}")
     for item in listed:
         assert list(item)[:len(JSON_KEYS)] == JSON_KEYS
         assert isinstance(item["entries"], list)
@@ -336,6 +432,7 @@ def test_cli_table_and_owner_filter(capsys):
     assert main(["bugs", "--owner", "vulkan runtime"]) == 0
     out = capsys.readouterr().out
     assert "load_is_tensor_ref" in out and "split_one_piece" not in out and "Vulkan runtime" in out
+    assert "Runtime dates: " in out and "runtime rows predate the range" in out
     assert main(["bugs", "--owner", "nobody"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no row is owned by 'nobody'" in err[0]
@@ -360,6 +457,15 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
     for row in rows:
         assert f'id="{row.id}"' in text
     assert 'href="index.html"' in text
+    from vkbench.results.bugs import runtime_summary
+
+    dates = runtime_summary(rows, read_recorded(RESULTS_ROOT))
+    assert f"<b>Runtime dates:</b> {dates.sentence()} " in text  # the sentence README says
+    flatc = next(row for row in rows if row.id == "preprocess_flatc_infinity")
+    cell = text[text.index('id="preprocess_flatc_infinity"'):]
+    assert f"fixed in {flatc.fixed_in}" in cell[:cell.index("</tr>")] and "open on main at" in flatc.fixed_in
+    row_tag = text[:text.index('id="preprocess_flatc_infinity"')].rsplit("<tr ", 1)[1]
+    assert " fixed" not in row_tag  # fixed on the release branch, still open on main
 
 
 def test_dashboard_links_the_bug_list_from_blockers_and_ladder(site_data):

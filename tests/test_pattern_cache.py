@@ -80,7 +80,7 @@ def test_cli_table_and_json_show_the_kind(capsys):
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ROW))
     assert line.split()[1:3] == ["performance", "ExecuTorch"] and "open at cff6f4dd" in line
     assert main(["bugs", "--json"]) == 0
-    listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)}
+    listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)["rows"]}
     assert listed[ROW]["kind"] == PERFORMANCE and listed["partition_split_one_piece"]["kind"] == "failure"
     assert listed[ROW]["what_if"][0]["exports_as_shipped"] == [3]
 

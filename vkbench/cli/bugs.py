@@ -1,9 +1,11 @@
 """``vkbench bugs``: every distinct failure, its owner, what it blocks, its probe and reproducer.
 
-Read from the committed results (:mod:`vkbench.results.bugs`); nothing is lowered. ``--json`` prints a
-list of objects (``id``, ``stage``, ``error``, ``owner``, ``entries``, ``probe``, ``repro``,
-``first_bad``, ``fixed_in``, then the extra keys); the table shows one line per row and the rows per
-owner under it.
+Read from the committed results (:mod:`vkbench.results.bugs`); nothing is lowered. ``--json`` prints an
+object: ``rows``, a list of objects (``id``, ``stage``, ``error``, ``owner``, ``entries``, ``probe``,
+``repro``, ``first_bad``, ``fixed_in``, then the extra keys), and ``runtime_dates``, what the listed
+runtime rows' dates amount to (:class:`~vkbench.results.bugs.RuntimeDates`: how many predate the range,
+how many are open at the newest recorded runtime commit, which commit that is, how many the runtime
+history holds); the table shows one line per row, the rows per owner under it, then that sentence.
 
 ``vkbench pattern-cache`` (registered here: it is the what-if of the bug list's performance row
 ``partition_reexports_pattern_graphs``) partitions ``Blocks(n)`` with and without ExecuTorch's
@@ -123,7 +125,7 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
          markdown: bool = False) -> int:
     """Print the bug list; ``owner`` keeps the rows whose owner contains it (case-insensitive)."""
     from vkbench.paths import RESULTS_ROOT
-    from vkbench.results.bugs import bug_rows, owner_counts
+    from vkbench.results.bugs import bug_rows, owner_counts, runtime_summary
     from vkbench.results.records import read_recorded
 
     root = results or RESULTS_ROOT
@@ -137,8 +139,10 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
         rows = [row for row in rows if owner.lower() in row.owner.lower()]
         if not rows:
             raise UsageError(f"--owner: no row is owned by {owner!r}")
+    dates = runtime_summary(rows, recorded)
     if as_json:
-        print(json.dumps([row.to_json() for row in rows], indent=2))
+        listed = {"rows": [row.to_json() for row in rows], "runtime_dates": dates.to_json()}
+        print(json.dumps(listed, indent=2))
         return 0
     draw = tables.draw(markdown)
     table = [[row.id, row.kind, row.owner, row.stage, _entries(row.entries), row.probe or "-",
@@ -146,6 +150,9 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
     print(draw(HEADERS, table))
     print()
     print(draw(["owner", "rows"], [[name, str(count)] for name, count in owner_counts(rows).items()]))
+    if dates.rows:
+        print()
+        print(f"Runtime dates: {dates.sentence()}.")
     return 0
 
 

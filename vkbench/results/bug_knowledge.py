@@ -49,7 +49,10 @@ KINDS = (FAILURE, PERFORMANCE)
 #: Keys only a performance row states: no probe's record can date it, and its what-if is a file.
 _PERFORMANCE_ONLY = ("first_bad", "fixed_in", "measured")
 #: Keys that find a failure in the results: a performance row has none.
-_FAILURE_ONLY = ("pattern", "only", "recorded", "workarounds", "history")
+_FAILURE_ONLY = ("pattern", "only", "recorded", "workarounds", "history", "fix_branch")
+#: Where a row's fix (its probe's record turning good) landed: "" (where the history shows it) or
+#: ``release`` (on a release branch only: main still fails, so the row says where main stands too).
+FIX_BRANCHES = ("", "release")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class Bug:
     ``kind`` is ``failure`` unless stated; a ``performance`` row (nothing fails, a stage does needless
     work) matches no recorded block and states its own ``first_bad`` and ``fixed_in`` (checked in the
     ExecuTorch history by hand) and ``measured``: its what-if's file under the results folder.
+
+    ``fix_branch`` is ``release`` for a row whose fix its probe's record shows on a release only, the
+    fix being absent from main (checked in the ExecuTorch history by hand): the row then says where
+    main stands at its newest recorded commit as well (:mod:`vkbench.results.bugs`).
     """
 
     id: str
@@ -86,6 +93,7 @@ class Bug:
     first_bad: str = ""
     fixed_in: str = ""
     measured: str = ""
+    fix_branch: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,10 @@ def _problem(entry: dict[str, Any]) -> str | None:
         return f"a performance row states its {missing[0]!r} (no probe's record dates it)"
     if history and not entry.get("probe"):
         return "a 'history' needs a 'probe'"
+    if entry.get("fix_branch", "") not in FIX_BRANCHES:
+        return f"fix_branch {entry['fix_branch']!r} is not 'release'"
+    if entry.get("fix_branch") and not history:
+        return "a 'fix_branch' needs a 'history' (the probe's record dates the fix)"
     if stage in RUNTIME_STAGES and entry.get("only"):
         return "a runtime row names its entries in 'recorded' (and its 'pattern'), not by 'only'"
     if stage in LOWERING_STAGES and entry.get("recorded"):

@@ -22,7 +22,12 @@ What does not change with the data is written once, in ``bugs.toml`` (read by
   <range start>" / "open at <newest>" where the failure holds at an end, a class's first commit where
   two recorded neighbouring classes differ, ``A..B (bisect)`` where recorded commits are further apart;
   a runtime row with no probe, by its reproducer's runs with upstream commits' runtimes
-  (``results/bugs/upstream``, :func:`reproducer_dates`), in the same order and the same words.
+  (``results/bugs/upstream``, :func:`reproducer_dates`), in the same order and the same words;
+  :func:`runtime_summary` says what those dates amount to over the runtime rows (how many predate the
+  range, how many are open at the newest recorded runtime commit, how many commits the history holds);
+* a row whose fix is on a release branch only (``fix_branch = "release"``: main lacks it) says both:
+  ``fixed in <release> (v<version>, release branch); open on main at <newest main commit>``, main's
+  state read from the probe's record on the main line (``open_on_main``).
 
 A *performance* row (``kind = "performance"``: nothing fails, a stage does needless work) blocks no
 entry; its first bad and fixed-in commits are stated in ``bugs.toml`` (checked in the ExecuTorch
@@ -60,9 +65,10 @@ from vkbench.results.failure_key import block_key
 from vkbench.results.ladder import probe_rungs_by_commit, rungs_reached, stop_reasons
 from vkbench.results.model import Failure
 from vkbench.results.pattern_cache import row_what_if
-from vkbench.results.probe_history import HistoryPoint, history_range, probe_history
+from vkbench.results.probe_history import HistoryPoint, history_range, is_bad, probe_history
 from vkbench.results.records import Recorded, read_recorded
 from vkbench.results.repro_runs import ReproRecord, ReproRun
+from vkbench.suite import catalogue
 
 Rungs = dict[str, dict[str, str]]  #: entry -> "machine (runner)" -> rung reached
 Reasons = dict[str, dict[str, Failure]]  #: entry -> "machine (runner)" -> the stored runtime failure
@@ -95,6 +101,11 @@ class BugRow:
     error_lines: dict[str, dict[str, str]] = field(default_factory=dict)
     #: ``failure`` or ``performance`` (:data:`~vkbench.results.bug_knowledge.KINDS`).
     kind: str = FAILURE
+    #: ``release`` where the fix is on a release branch only (``bugs.toml``), else "".
+    fix_branch: str = ""
+    #: The newest main-line commit whose record still shows the failure, for a ``fix_branch`` row whose
+    #: newest main commit is bad ("" otherwise).
+    open_on_main: str = ""
 
     @property
     def upstream(self) -> bool:
@@ -118,7 +129,8 @@ class BugRow:
                 "last_good": self.last_good,
                 "history": self.history, "build": self.build, "note": self.note, "what_if": self.what_if,
                 "probe_rungs": self.probe_rungs, "repro_runs": self.repro_runs,
-                "repro_agree": self.repro_agree, "error_lines": self.error_lines}
+                "repro_agree": self.repro_agree, "error_lines": self.error_lines,
+                "fix_branch": self.fix_branch, "open_on_main": self.open_on_main}
 
 
 # -- the survey's blocks ------------------------------------------------------------------------------
@@ -242,6 +254,85 @@ def dated(verdicts: dict[str, bool | None], classes: Classes | None, bad_is: str
     return first_bad, fixed_in, f"{bad_is} on {len(bad)} of {len(points)} recorded commits"
 
 
+@dataclass(frozen=True)
+class RuntimeDates:
+    """What the runtime rows' dates amount to, given how few runtime commits are recorded: the rows whose
+    first bad is "before <range start>" (the failure holds at the range's base), those "open at" the
+    newest recorded runtime commit, and the commits the runtime history holds (probe ladders in
+    ``results/upstream`` and reproducer runs in ``results/bugs/upstream`` on the runtime classes' line)."""
+
+    rows: tuple[str, ...]  #: ids of the runtime rows (stage load or run)
+    predating: tuple[str, ...]  #: those whose first bad is "before <range start>"
+    open_at_newest: tuple[str, ...]  #: those whose fixed-in is "open at <newest>"
+    range: str = ""  #: the runtime classes' range, ``A..B`` ("" when none is stored)
+    classes: int = 0  #: how many runtime classes the range has
+    commits: tuple[str, ...] = ()  #: the recorded runtime commits on the line, oldest first (8 digits)
+    ladder_commits: int = 0  #: of ``commits``, those with a probe's runtime ladder point
+    reproducer_commits: int = 0  #: of ``commits``, those a reproducer ran on
+
+    @property
+    def range_start(self) -> str:
+        return self.range.split("..")[0][:8]
+
+    @property
+    def newest(self) -> str:
+        """The newest recorded runtime commit ("" when none is)."""
+        return self.commits[-1] if self.commits else ""
+
+    def sentence(self) -> str:
+        """README's and ``bugs.html``'s words for it."""
+        if not self.commits:
+            return (f"{len(self.predating)} of {len(self.rows)} runtime rows predate the range; the runtime "
+                    "history holds no recorded runtime commit")
+        return (f"{len(self.predating)} of {len(self.rows)} runtime rows predate the range; "
+                f"{len(self.open_at_newest)} are open at {self.newest}; the runtime history holds "
+                f"{len(self.commits)} recorded runtime commits")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": len(self.rows), "predate_range": len(self.predating), "range_start": self.range_start,
+                "open_at_newest": len(self.open_at_newest), "newest_commit": self.newest,
+                "recorded_commits": len(self.commits), "ladder_commits": self.ladder_commits,
+                "reproducer_commits": self.reproducer_commits, "range": self.range,
+                "runtime_classes": self.classes, "commits": list(self.commits),
+                "rows_predating": list(self.predating), "rows_open_at_newest": list(self.open_at_newest),
+                "sentence": self.sentence()}
+
+
+def runtime_commits(recorded: Recorded) -> tuple[list[str], set[str], set[str]]:
+    """``(commits, ladder, reproducer)``: the runtime history's recorded commits on the runtime classes'
+    line (the range's base first, then by class and place in it; full hashes), and which of them hold a
+    probe's runtime ladder point (``ProbeLadder``) or a reproducer's run. Commits off the line (releases)
+    are left out: the dates never use them."""
+    classes = recorded.runtime_classes
+    if classes is None:
+        return [], set(), set()
+    ladder = {record.commit for record in recorded.upstream.files
+              if any(point.value is not None and len(point.params) == 2
+                     and point.params[0].startswith("probe/")
+                     for point in record.points(catalogue.PROBE_LADDER.name))}
+    reproducer = {record.commit for record in recorded.repro_history if record.commit}
+    base = classes.range.split("..")[0]
+    place = {c: (i, j) for i, k in enumerate(classes.classes) for j, c in enumerate(k.commits)}
+    placed = sorted(((-1, 0) if commit.startswith(base) else place[commit], commit)
+                    for commit in ladder | reproducer if commit.startswith(base) or commit in place)
+    commits = [commit for _, commit in placed]
+    return commits, ladder & set(commits), reproducer & set(commits)
+
+
+def runtime_summary(rows: list[BugRow], recorded: Recorded) -> RuntimeDates:
+    """:class:`RuntimeDates` of ``rows``' runtime rows over ``recorded``'s runtime history."""
+    runtime = [row for row in rows if row.stage in RUNTIME_STAGES]
+    commits, ladder, reproducer = runtime_commits(recorded)
+    classes = recorded.runtime_classes
+    start = classes.range.split("..")[0][:8] if classes else ""
+    newest = commits[-1][:8] if commits else ""
+    return RuntimeDates(tuple(row.id for row in runtime),
+                        tuple(row.id for row in runtime if start and row.first_bad == f"before {start}"),
+                        tuple(row.id for row in runtime if newest and row.fixed_in == f"open at {newest}"),
+                        classes.range if classes else "", len(classes.classes) if classes else 0,
+                        tuple(commit[:8] for commit in commits), len(ladder), len(reproducer))
+
+
 def _still_stops(stage: str, rungs: dict[str, str]) -> bool:
     """Whether the ladder still stops an entry where a runtime row says (True when it holds no rung)."""
     if not rungs:
@@ -329,15 +420,35 @@ def _filled(found: tuple[str, str, str], dates: tuple[str, str, str]) -> tuple[s
     return found[0] or dates[0], found[1] or dates[1], summary
 
 
+def branch_fix(fixed_in: str, points: list[HistoryPoint], how: str) -> tuple[str, str]:
+    """``(fixed_in, open_on_main)`` of a row whose fix is on a release branch only: the release's label
+    marked ``release branch``, then where main stands at its newest recorded commit (``open on main at
+    <commit>`` where that commit is still bad, ``good on main at <commit>`` where it is not)."""
+    if not fixed_in:
+        return fixed_in, ""
+    marked = f"{fixed_in[:-1]}, release branch)" if fixed_in.endswith(")") else f"{fixed_in} (release branch)"
+    main = [point for point in points if point.main]
+    if how == "whole":  # as history_range: a flag without CPU ops says nothing
+        main = [p for p in main if p.failed or p.cpu_ops is not None]
+    if not main:
+        return f"{marked}; main not recorded", ""
+    newest = main[-1]
+    if is_bad(newest, how):
+        return f"{marked}; open on main at {newest.label}", newest.label
+    return f"{marked}; good on main at {newest.label}", ""
+
+
 def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Rungs,
          recorded: Recorded, reasons: Reasons) -> BugRow:
-    first_bad = fixed_in = last_good = summary = ""
+    first_bad = fixed_in = last_good = summary = open_on_main = ""
     if bug.kind == PERFORMANCE:
         first_bad, fixed_in = bug.first_bad, bug.fixed_in
         summary = "stated in vkbench/results/bugs.toml, checked in the ExecuTorch history"
     if bug.probe and bug.history:
-        first_bad, fixed_in, last_good, summary = history_range(probe_history(bug.probe, recorded),
-                                                                bug.history)
+        points = probe_history(bug.probe, recorded)
+        first_bad, fixed_in, last_good, summary = history_range(points, bug.history)
+        if bug.fix_branch == "release":
+            fixed_in, open_on_main = branch_fix(fixed_in, points, bug.history)
     if bug.stage in RUNTIME_STAGES:  # the probe's runtime ladder; where a date stays open, the reproducer's
         found = (first_bad, fixed_in, summary)
         if bug.probe:
@@ -352,7 +463,7 @@ def _row(bug: Bug, entries: list[str], what_if: list[dict[str, Any]], rungs: Run
                   dict(sorted(rungs.get(f"probe/{bug.probe}", {}).items())) if bug.probe else {},
                   _repro_runs(bug, recorded.repro_runs),
                   _error_lines([*entries, f"probe/{bug.probe}"] if bug.probe else entries, reasons)
-                  if bug.stage in RUNTIME_STAGES else {}, bug.kind)
+                  if bug.stage in RUNTIME_STAGES else {}, bug.kind, bug.fix_branch, open_on_main)
 
 
 def owner_counts(rows: list[BugRow]) -> dict[str, int]:
@@ -368,4 +479,5 @@ def repro_path(row: BugRow) -> Path | None:
 
 
 __all__ = ["KINDS", "LOWERING_STAGES", "NOT_CLASSIFIED", "OWNERS", "PERFORMANCE", "RUNTIME_STAGES",
-           "UPSTREAM", "BugRow", "HistoryPoint", "bug_rows", "history_range", "owner_counts", "repro_path"]
+           "UPSTREAM", "BugRow", "HistoryPoint", "RuntimeDates", "bug_rows", "history_range", "owner_counts",
+           "repro_path", "runtime_summary"]

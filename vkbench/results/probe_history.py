@@ -21,6 +21,8 @@ class HistoryPoint:
     label: str
     failed: bool
     cpu_ops: float | None
+    #: On ExecuTorch's main line (a commit of the classes, or the range's base), not a release's.
+    main: bool = False
 
 
 def _release_labels(recorded: Recorded) -> dict[str, str]:
@@ -34,6 +36,7 @@ def probe_history(probe: str, recorded: Recorded) -> list[HistoryPoint]:
     releases = _release_labels(recorded)
     classes = recorded.classes
     position = {c: i for i, k in enumerate(classes.classes) for c in k.commits} if classes else {}
+    base = classes.range.split("..")[0] if classes else ""
     dated: dict[str, tuple[int, int, HistoryPoint]] = {}
     for found in (recorded.upstream, recorded.releases):
         for record in found.files:
@@ -46,7 +49,8 @@ def probe_history(probe: str, recorded: Recorded) -> list[HistoryPoint]:
             cpu = record.values(catalogue.PROBE_CPU_OPS.name).get((probe,))
             key = label.split(" ")[0]  # one upstream commit, however many result files hold it
             if key not in dated or record.date < dated[key][0]:
-                point = HistoryPoint(label, bool(failed), cpu)
+                on_main = record.commit in position or bool(base) and record.commit.startswith(base)
+                point = HistoryPoint(label, bool(failed), cpu, on_main and record.commit not in releases)
                 dated[key] = (record.date, position.get(record.commit, -1), point)
     # along the main line, a commit is no older than any commit of an earlier class
     main = sorted((item for item in dated.values() if item[1] >= 0), key=lambda item: item[1])
@@ -59,7 +63,8 @@ def probe_history(probe: str, recorded: Recorded) -> list[HistoryPoint]:
     return [point for _, _, point in sorted(order, key=lambda item: (item[0], item[1]))]
 
 
-def _bad(point: HistoryPoint, how: str) -> bool:
+def is_bad(point: HistoryPoint, how: str) -> bool:
+    """Does the point show the failure, read as a row's ``history`` says (``fails`` or ``whole``)?"""
     return point.failed if how == "fails" else (not point.failed and point.cpu_ops == 0)
 
 
@@ -79,7 +84,7 @@ def history_range(points: list[HistoryPoint], how: str) -> tuple[str, str, str, 
         points = [p for p in points if p.failed or p.cpu_ops is not None]
     if not points:
         return "", "", "", "no recorded commit holds the probe yet"
-    bad = [_bad(p, how) for p in points]
+    bad = [is_bad(p, how) for p in points]
     where = f"{sum(bad)} of {len(points)} recorded commits"
     if not any(bad):
         return "", "", "", f"never bad on the {len(points)} recorded commits ({_HOW[how]}: never)"

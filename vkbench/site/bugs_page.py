@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from vkbench.results.bugs import PERFORMANCE, UPSTREAM, BugRow, owner_counts
+from vkbench.results.bugs import PERFORMANCE, UPSTREAM, BugRow, RuntimeDates, owner_counts, runtime_summary
 from vkbench.site.data import SiteData
 from vkbench.site.text import plural
 
@@ -33,7 +33,8 @@ td.note{color:#555}small{color:#666}ul{margin:0;padding-left:1.1em}
 .counts span{margin-right:1.2em;white-space:nowrap}
 tr.upstream td.id{box-shadow:inset 4px 0 #c0392b}tr.fixed td{background:#eef8f1}
 .kind{display:inline-block;border:1px solid #b5482b;color:#b5482b;border-radius:3px;padding:0 .4em;
-margin-left:.4em;font-size:11px}"""
+margin-left:.4em;font-size:11px}
+p.dates{border-left:3px solid #8e2c6b;padding:.3em .7em;background:#faf6f9}"""
 
 
 def _owner(owner: str) -> str:
@@ -116,15 +117,34 @@ def _cells(row: BugRow) -> list[str]:
             f'<td class="note">{html.escape(row.note) or "—"}</td>']
 
 
-def render(rows: list[BugRow], source: str = "") -> str:
-    """The whole page for ``rows`` (``source``: the policies file the lowering rows were read from)."""
+def _fixed(row: BugRow) -> bool:
+    """Fixed everywhere the history reads: neither open at its newest commit nor still open on main."""
+    return bool(row.fixed_in) and not row.fixed_in.startswith("open at") and not row.open_on_main
+
+
+def dates_note(dates: RuntimeDates | None) -> str:
+    """The runtime rows' dates in a sentence (README says the same), with the rows and commits behind it."""
+    if dates is None or not dates.rows:
+        return ""
+    commits = ", ".join(f"<code>{html.escape(c)}</code>" for c in dates.commits) or "none"
+    return (f'<p class="dates"><b>Runtime dates:</b> {html.escape(dates.sentence())} '
+            f"(probe ladders at {dates.ladder_commits}, the reproducers at {dates.reproducer_commits}, of "
+            f"{dates.classes} runtime classes <code>{html.escape(dates.range)}</code>: {commits}). A row "
+            f"that predates the range reads &ldquo;before {html.escape(dates.range_start)}&rdquo;: it "
+            "already fails at the range's base, so its first bad commit is older; one open at the newest "
+            "recorded runtime commit still fails there, so its fix, if any, is newer.</p>")
+
+
+def render(rows: list[BugRow], source: str = "", dates: RuntimeDates | None = None) -> str:
+    """The whole page for ``rows`` (``source``: the policies file the lowering rows were read from;
+    ``dates``: what the runtime rows' dates amount to, :func:`~vkbench.results.bugs.runtime_summary`)."""
     counts = owner_counts(rows)
     upstream = [row for row in rows if row.owner in UPSTREAM]
     covered = sum(1 for row in upstream if row.probe and row.repro)
     summary = "".join(f"<span>{_owner(owner)} {count}</span>" for owner, count in counts.items())
     body = "".join(
         f'<tr class="{"upstream" if row.owner in UPSTREAM else "other"} {html.escape(row.kind)}'
-        f'{" fixed" if row.fixed_in and not row.fixed_in.startswith("open at") else ""}">'
+        f'{" fixed" if _fixed(row) else ""}">'
         + "".join(_cells(row)) + "</tr>" for row in rows)
     where = f" (lowering: <code>results/policies/{html.escape(source)}</code>)" if source else ""
     slow = [row for row in rows if row.kind == PERFORMANCE]
@@ -144,8 +164,10 @@ and on the runtime ladder. <b>{covered} of {len(upstream)}</b> rows owned by Exe
 a probe (tracked per commit by the suite and on the runtime ladder) and a reproducer (a short file that
 imports only torch and executorch: <code>python repro/&lt;id&gt;.py</code>, exit 0 when the failure
 reproduces). First bad / fixed in come from the probe's recorded commits (main in the order of its
-classes, releases by date); an empty first bad means the failure is older than the recorded range.
+classes, releases by date); an empty first bad means the failure is older than the recorded range. A fix
+that landed on a release branch only says so, and where main stands at its newest recorded commit.
 {performance}</p>
+{dates_note(dates)}
 <p class="counts">{summary}</p>
 <table><colgroup><col style="width:15%"><col style="width:20%"><col style="width:21%">
 <col style="width:18%"><col style="width:10%"><col style="width:16%"></colgroup>
@@ -162,5 +184,6 @@ def write(html_root: Path, data: SiteData) -> Path:
     """Write ``bugs.html``: the publish's bug rows, naming the survey their lowering rows come from."""
     path = Path(html_root) / "bugs.html"
     survey = data.recorded.survey
-    path.write_text(render(data.bugs, survey.name if survey else ""))
+    dates = runtime_summary(data.bugs, data.recorded)
+    path.write_text(render(data.bugs, survey.name if survey else "", dates))
     return path
