@@ -2,7 +2,7 @@
 
 A git repo is made in tmp from the installed ExecuTorch package's own Python
 sources, laid out like the upstream tree (``vkbench.build.aot.source_tree_from_installed``),
-with four commits:
+with four commits on main and one beside it:
 
 * ``base``: the sources as installed;
 * ``small``: every Vulkan support check makes one extra pass over the graph's
@@ -12,7 +12,8 @@ with four commits:
   probe leaves one more op on the CPU;
 * ``slow``: ``VulkanPartitioner.partition`` re-validates every graph node for
   each tagged node (one extra pass over all nodes per node: O(nodes^2) calls
-  of ``is_node_supported``).
+  of ``is_node_supported``);
+* ``comment`` (off ``base``): a comment added to the partitioner, nothing else.
 
 asv builds each commit in ``aot`` mode (the commit's Python on the installed
 release's wheel) in its own virtualenv and runs a trimmed grid of the real
@@ -67,6 +68,7 @@ SLOW_PATCH = """        # Re-validate every graph node for each tagged node, so 
                     support.is_node_supported({}, other)
 
 """
+COMMENT = "        # Ask the op registry whether this node can run on Vulkan.\n"
 DROP_LINE = "        exir_ops.edge.aten.tanh.default,\n"
 WORK = r"PartitionWork\.track_partition_events"
 TIME = r"PartitionScaling\.time_partition"
@@ -106,6 +108,12 @@ def make_fixture_repo(repo: Path) -> dict[str, str]:
     partitioner.write_text(text.replace(SLOW_ANCHOR, SLOW_PATCH + SLOW_ANCHOR, 1))
     hashes["slow"] = git_commit(repo, "slow: re-validate all nodes per tagged node",
                                 "2026-01-03T00:00:00+0000")
+    # comment: off base, on a side branch: only a comment added to the partitioner (an innocent commit)
+    git(repo, "checkout", "-q", "-b", "comment-side", hashes["base"])
+    text = partitioner.read_text()
+    partitioner.write_text(text.replace(SMALL_ANCHOR, COMMENT + SMALL_ANCHOR, 1))
+    hashes["comment"] = git_commit(repo, "comment: a comment in the partitioner", "2026-01-01T06:00:00+0000")
+    git(repo, "checkout", "-q", "main")
     for name, commit in hashes.items():
         git(repo, "tag", name, commit)
     return hashes
@@ -130,15 +138,20 @@ def gate_config(tmp: Path, repo: Path) -> Path:
     return path
 
 
-def asv(config: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def asv_env(config: Path) -> dict[str, str]:
+    """The environment asv (and ``vkbench gate``) runs the fixture in."""
     # asv's virtualenv finds "python3.12" on PATH; put the base interpreter's own
     # bin dir first so that version-manager shims (pyenv) are not in the way.
     path = f"{Path(sys.base_prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     # The aot smoke import (tests/test_build_aot.py covers it) is skipped here: the
     # suite's own import in asv is the same check, and it saves ~15 s per commit.
     # HOME in tmp: `asv machine` writes ~/.asv-machine.json, which is the user's, not the test's.
-    env = {**os.environ, "VKBENCH_BASE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1", "PATH": path,
-           "VKBENCH_AOT_SMOKE": "", "HOME": str(config.parent / "home")}
+    return {**os.environ, "VKBENCH_BASE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1", "PATH": path,
+            "VKBENCH_AOT_SMOKE": "", "HOME": str(config.parent / "home")}
+
+
+def asv(config: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    env = asv_env(config)
     command = [sys.executable, "-m", "asv", *args[:1], "--config", str(config), *args[1:]]
     start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout,

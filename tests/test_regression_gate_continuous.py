@@ -1,23 +1,33 @@
-"""The regression gate's ``asv continuous``, end to end and offline, on ``tests/gate_repo.py``'s commits.
+"""The regression gate end to end and offline, on ``tests/gate_repo.py``'s commits: ``vkbench gate``
+and ``asv continuous``, which build and measure both of their sides themselves (so this file needs
+no recorded run and goes to the other xdist worker than ``test_regression_gate.py``):
 
-``asv continuous`` builds and measures both of its sides itself, so this file needs no recorded run
-and goes to the other xdist worker than ``test_regression_gate.py``:
-
-* ``asv continuous -f 1.02 base small`` on the counted work (``PartitionWork``) exits 1 and names
-  the ``is_node_supported`` phase and the ``total``, not torch.fx's ``propose_partitions``;
-  ``asv compare -f 1.4`` of the CPU-time track it measured beside flags nothing: time cannot tell;
+* ``vkbench gate base comment`` (a comment-only commit, its side never measured before): exit 0,
+  no failing row, nothing re-measured;
+* ``vkbench gate base small`` (~3 % more partitioner work): exit 1, the ``is_node_supported`` phase
+  named, confirmed by a second measurement of both sides; torch.fx's phase not named;
 * ``asv compare -f 1.4 base slow`` of the CPU-time track names ``time_partition``;
-* ``asv continuous base base`` exits 0 (in the slow set).
+* in the slow set: README's ``asv continuous -f 1.02 -b PartitionWork`` and ``-f 1.4 -b ProbeCoverage``
+  exit 0 on the comment-only commit with a cold cache, and ``asv continuous base small`` names the phase.
 """
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
 
 import pytest
 
 pytest.importorskip("asv")
 pytest.importorskip("executorch.backends.vulkan.partitioner.vulkan_partitioner")
 
-from gate_repo import MACHINE, TIME, WORK, asv, changed_rows, new_gate, results  # noqa: E402
+from gate_repo import MACHINE, TIME, WORK, asv, asv_env, changed_rows, new_gate, results  # noqa: E402
+
+#: The trimmed grid's compared tracks (no policies: the fixture does not trim their 14 entries).
+COMPARED = (r"^bench_partition\.PartitionWork\.track_partition_events\(50,"
+            r"|^bench_partition\.PartitionScalingRecord\.track_partitions\(50\)|^bench_probes\.Probe(Coverage|Failure)\.")
 
 
 @pytest.fixture(scope="module")
@@ -25,32 +35,46 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return new_gate(tmp_path_factory.mktemp("gate-continuous"))
 
 
-def test_counted_work_flags_a_small_regression_time_cannot(gate: dict) -> None:
-    """~3 % more partitioner work: the exact count flags it at -f 1.02 and names the phase."""
-    done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", f"{WORK}|{TIME}", "-f", "1.02",
-               "base", "small")
-    assert done.returncode == 1, done.stdout[-3000:]
-    flagged = {row[-1].split("(", 1)[1] for row in changed_rows(done.stdout, ")")
-               if "PartitionWork" in row[-1]}
-    assert flagged == {"50, 'is_node_supported')", "50, 'total')"}, done.stdout[-3000:]
-    base, small = (results(gate, gate["hashes"][name])["results"] for name in ("base", "small"))
-    work = "bench_partition.PartitionWork.track_partition_events"
-    before, after = base[work][0], small[work][0]  # phases: propose, fusable, is_node_supported, total
-    print("counted work base -> small:", before, after, f"total x{after[-1] / before[-1]:.4f}")
-    assert before[0] == after[0], "torch.fx's propose_partitions did not change"
-    assert 1.02 < after[-1] / before[-1] < 1.06
-    timed = asv(gate["config"], "compare", "--machine", MACHINE, "-f", "1.4", "base", "small")  # as measured
-    time_row = "PartitionScaling.time_partition(50)"
-    assert timed.returncode == 0 and time_row in timed.stdout, timed.stdout[-3000:]
-    assert not changed_rows(timed.stdout, time_row), timed.stdout[-3000:]
+Gated = tuple[subprocess.CompletedProcess[str], dict, str, float]
+
+
+def _vkbench_gate(gate: dict, base: str, head: str) -> Gated:
+    report = gate["tmp"] / f"report-{base}-{head}.md"
+    command = [sys.executable, "-m", "vkbench", "gate", base, head, "--repo", str(gate["repo"]),
+               "--config", str(gate["config"]), "--machine", MACHINE, "--pattern", COMPARED,
+               "--report", str(report), "--json"]
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=asv_env(gate["config"]), timeout=1800,
+                          check=False)
+    seconds = time.monotonic() - start
+    print(f"$ vkbench gate {base} {head} -> exit {done.returncode} in {seconds:.0f} s\n{done.stderr[-3000:]}")
+    found = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
+    return done, found, report.read_text() if report.is_file() else "", seconds
+
+
+def test_gate_passes_a_comment_only_commit(gate: dict) -> None:
+    done, found, report, _ = _vkbench_gate(gate, "base", "comment")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert found["compared"] >= 6 and not [r for r in found["rows"] if r["kind"] in ("regression",
+                                                                                       "decision changed")]
+    assert len(found["runs"]) == 1, "nothing stepped, so nothing was measured again"
+    assert "✅ no confirmed regression" in report
+
+
+def test_gate_fails_a_small_regression_and_names_its_phase(gate: dict) -> None:
+    done, found, report, _ = _vkbench_gate(gate, "base", "small")
+    assert done.returncode == 1, done.stderr[-3000:]
+    failing = [r for r in found["rows"] if r["kind"] == "regression"]
+    assert {r["phase"] for r in failing} == {"is_node_supported", "total"}, found["rows"]
+    assert all(r["confirmed"] for r in failing) and len(found["runs"]) == 2, "re-measured on both sides"
+    support = next(r for r in failing if r["phase"] == "is_node_supported")
+    assert support["after"] > support["before"] and support["ratio"] > 1.02
+    assert "❌ 2 confirmed regressions" in report and "is_node_supported" in report
+    assert "vkbench gate base small --repo" in report
 
 
 def test_time_track_flags_the_slow_partitioner(gate: dict) -> None:
-    """The O(nodes^2) partition: ``asv compare -f 1.4`` of the CPU-time track names ``time_partition``.
-
-    ``slow`` alone is measured (``base`` as the continuous above measured it, or now if this runs
-    alone): the exit status of ``asv continuous`` on a flagged row is the test above's.
-    """
+    """The O(nodes^2) partition: ``asv compare -f 1.4`` of the CPU-time track names ``time_partition``."""
     hashes = gate["hashes"]
     hashfile = gate["tmp"] / "base-slow.txt"
     hashfile.write_text(f"{hashes['base']}\n{hashes['slow']}\n")
@@ -63,8 +87,23 @@ def test_time_track_flags_the_slow_partitioner(gate: dict) -> None:
 
 
 @pytest.mark.slow
-def test_continuous_same_commit_passes(gate: dict) -> None:
-    """In the slow set (80 s of CI): in CI, the unchanged phases that ``asv continuous -f 1.02 base small``
-    leaves unflagged and the unflagged ``asv compare -f 1.4`` of the time track stand for it."""
-    done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", TIME, "-f", "1.4", "base", "base")
-    assert done.returncode == 0, done.stdout[-3000:]
+def test_readme_continuous_commands_pass_a_comment_only_commit(gate: dict) -> None:
+    """README's ``asv continuous`` commands on a comment-only head never measured before (cold cache)."""
+    for bench, factor in (("PartitionWork", "1.02"), ("ProbeCoverage", "1.4")):
+        done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", bench, "-f", factor,
+                   "base", "comment")
+        assert done.returncode == 0, (bench, done.stdout[-3000:])
+
+
+@pytest.mark.slow
+def test_asv_continuous_names_the_phase_of_a_small_regression(gate: dict) -> None:
+    """~3 % more partitioner work: asv's own continuous flags it at -f 1.02 and names the phase."""
+    done = asv(gate["config"], "continuous", "--machine", MACHINE, "-b", WORK, "-f", "1.02", "base",
+               "small")
+    assert done.returncode == 1, done.stdout[-3000:]
+    rows = changed_rows(done.stdout, ")")
+    flagged = {row[-1].split("(", 1)[1] for row in rows if "PartitionWork" in row[-1]}
+    assert flagged == {"50, 'is_node_supported')", "50, 'total')"}, done.stdout[-3000:]
+    base, small = (results(gate, gate["hashes"][name])["results"] for name in ("base", "small"))
+    work = "bench_partition.PartitionWork.track_partition_events"
+    assert base[work][0][0] == small[work][0][0], "torch.fx's propose_partitions did not change"

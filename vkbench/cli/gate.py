@@ -26,6 +26,8 @@ def add_parser(sub: Subparsers) -> None:
     gate.add_argument("--machine", default="vkbench-gate", help="asv machine name of the scratch runs")
     gate.add_argument("--factor", type=float, default=None, help="a counted phase fails at this ratio "
                                                                 "(default 1.02)")
+    gate.add_argument("--pattern", default=None, help="an asv -b pattern narrowing what is compared "
+                                                      "(default: vkbench.suite.tiers.COMPARED)")
     gate.add_argument("--report", type=Path, help="write the markdown report here")
     gate.add_argument("--json", action="store_true", help="the rows as one JSON document on stdout")
     gate.set_defaults(run=_gate)
@@ -36,6 +38,7 @@ def _gate(args: argparse.Namespace) -> int:
     from vkbench.results import verdict
     from vkbench.runs import gate
     from vkbench.runs.upstream import DEFAULT_CONFIG, git_dir, write_config
+    from vkbench.suite.tiers import COMPARED
 
     source = args.mirror or args.repo
     if not source.exists():
@@ -54,7 +57,7 @@ def _gate(args: argparse.Namespace) -> int:
     config = args.config or write_config(DEFAULT_CONFIG)
     try:
         found = gate.gate(source, config, commits[0], commits[1], args.machine,
-                          factor=args.factor or verdict.FACTOR)
+                          factor=args.factor or verdict.FACTOR, pattern=args.pattern or COMPARED)
     except gate.GateError as error:
         raise UsageError(str(error)) from None
     text = verdict.report(args.base, args.head, found.rows, found.compared,
