@@ -7,7 +7,11 @@ Exit 0: no confirmed regression; 1: a confirmed regression (named in the table a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers, UsageError
@@ -56,8 +60,9 @@ def _gate(args: argparse.Namespace) -> int:
             raise UsageError(f"{ref}: not a commit of {source}") from None
     config = args.config or write_config(DEFAULT_CONFIG)
     try:
-        found = gate.gate(source, config, commits[0], commits[1], args.machine,
-                          factor=args.factor or verdict.FACTOR, pattern=args.pattern or COMPARED)
+        with _asv_to_stderr():
+            found = gate.gate(source, config, commits[0], commits[1], args.machine,
+                              factor=args.factor or verdict.FACTOR, pattern=args.pattern or COMPARED)
     except gate.GateError as error:
         raise UsageError(str(error)) from None
     text = verdict.report(args.base, args.head, found.rows, found.compared,
@@ -71,3 +76,18 @@ def _gate(args: argparse.Namespace) -> int:
     else:
         print(text)
     return found.exit_status
+
+
+@contextlib.contextmanager
+def _asv_to_stderr() -> Iterator[None]:
+    """asv's own output (the child processes write to file descriptor 1) goes to stderr while both
+    sides are measured, so stdout holds only the report or the JSON."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

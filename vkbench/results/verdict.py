@@ -87,18 +87,18 @@ def _points(record: ResultFile, benchmark: str) -> dict[tuple[str, ...], float |
 
 def _net(points: dict[tuple[str, ...], float | None], blocks: str, phase: str) -> float | None:
     """A phase's events at ``blocks``; ``fusable_patterns`` and ``total`` without ``pattern_graphs``."""
-    value = points.get((blocks, f"'{phase}'"))
+    value = points.get((blocks, phase))
     if value is None or phase not in ("fusable_patterns", "total"):
         return value
-    return value - (points.get((blocks, "'pattern_graphs'")) or 0.0)
+    return value - (points.get((blocks, "pattern_graphs")) or 0.0)
 
 
-Points = dict[tuple[str, ...], float | None]  #: asv's parameter strings -> value, of one benchmark
+Points = dict[tuple[str, ...], float | None]  #: parameter values (``("50", "total")``) -> value
 
 
 def as_points(blocks: int, events: dict[str, int]) -> Points:
     """One count record's ``{phase: events}`` as ``PartitionWork``'s asv points at ``blocks``."""
-    return {(str(blocks), f"'{phase}'"): float(value) for phase, value in events.items()}
+    return {(str(blocks), phase): float(value) for phase, value in events.items()}
 
 
 def work_rows(before_all: Points, after_all: Points, factor: float = FACTOR,
@@ -121,8 +121,8 @@ def work_rows(before_all: Points, after_all: Points, factor: float = FACTOR,
                 rows.append(Row(UNEXPECTED, name, f"{blocks}, '{phase}'", phase, before, after,
                                 f"{grew:,.0f} events: the work moved, as a changed support decision moves "
                                 "it; if the PR meant to speed this up, say so and accept it"))
-        graphs_before = before_all.get((blocks, "'pattern_graphs'"))
-        graphs_after = after_all.get((blocks, "'pattern_graphs'"))
+        graphs_before = before_all.get((blocks, "pattern_graphs"))
+        graphs_after = after_all.get((blocks, "pattern_graphs"))
         if graphs_before is not None and graphs_after is not None and graphs_before != graphs_after:
             rows.append(Row(NOTICE, name, f"{blocks}, 'pattern_graphs'", "pattern_graphs", graphs_before,
                             graphs_after, "the registered graph patterns' own work (building their graphs, "
@@ -140,8 +140,8 @@ def decision_rows(partitions_before: dict[str, float | None], partitions_after: 
         if before is None or after is None or before == after:
             continue
         params = (blocks,)
-        torch_fx = (work_before.get((blocks, "'propose_partitions'")),
-                    work_after.get((blocks, "'propose_partitions'")))
+        torch_fx = (work_before.get((blocks, "propose_partitions")),
+                    work_after.get((blocks, "propose_partitions")))
         moved = (f"propose_partitions {torch_fx[0]:,.0f} -> {torch_fx[1]:,.0f} events"
                  if None not in torch_fx else "propose_partitions not counted at this size")
         rows.append(Row(DECISION, name, params[0], "propose_partitions", before, after,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vkbench.results import verdict
-from vkbench.results.confirmations import Pair
+from vkbench.results.confirmations import Pair, asv_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.runs.confirm import run_pair
 from vkbench.suite.tiers import COMPARED
@@ -87,7 +87,7 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
         before, after, command, code = _measure(source, config, machine, base, head, pattern,
                                                 Path(tmp) / "first", env)
         names = [name for name in after.results if name in before.results
-                 and (re.search(pattern, name) or any(re.search(pattern, f"{name}({', '.join(p)})")
+                 and (re.search(pattern, name) or any(re.search(pattern, asv_name(name, ", ".join(p)))
                                                       for p in after.values(name)))]
         rows = verdict.compare(before, after, names, factor)
         result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), [command], [code])
