@@ -350,7 +350,7 @@ def test_the_daily_run_confirms_what_it_recorded_before_publishing(daily: dict) 
 
     job = daily["jobs"]["publish"]
     names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
-    confirm_step = _step(daily, "publish", "Confirm the new steps (both sides measured again)")
+    confirm_step = _step(daily, "publish", "Confirm the new count steps (both sides measured again)")
     at = job["steps"].index(confirm_step)
     assert names.index("Merge shard results into results/") < at
     publish = names.index("Publish (asv sites + offline assets + dashboard)")
@@ -367,6 +367,7 @@ def test_the_daily_run_confirms_what_it_recorded_before_publishing(daily: dict) 
     for args in confirms:
         assert args.run.__name__ == "_confirm" and args.mirror == Path(clone[-1])
         assert args.results == Path("results/upstream") and args.limit is None and args.runners is None
+        assert args.counts_only  # count steps: exact, minutes a pair; timings need interleaved rounds
     installs = [i for i, s in enumerate(job["steps"]) if "pip install" in s.get("run", "")]
     assert installs and installs[0] < at  # .venv exists when it runs
 

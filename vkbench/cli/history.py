@@ -110,6 +110,9 @@ def add_parser(sub: Subparsers) -> None:
     confirm.add_argument("--limit", type=int, default=None, metavar="N", help="at most N pairs of commits")
     confirm.add_argument("--dry-run", action="store_true",
                          help="list the pairs and their asv runs; run nothing")
+    confirm.add_argument("--counts-only", action="store_true",
+                         help="only the count steps (exact; minutes a pair), not the timing ones "
+                              "(interleaved rounds, 8-30 min a pair): what the daily workflow confirms")
     confirm.set_defaults(run=_confirm)
 
     work = verbs.add_parser("work", help="every step of the counted partitioner work along the main line "
@@ -234,6 +237,8 @@ def _confirm(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     steps = confirmations.pending(table.steps_to_confirm(), stored)
+    if args.counts_only:
+        steps = [step for step in steps if not step.timing]
     pairs = confirmations.pairs(steps)
     runtime = confirmations.pending(table.runtime_steps_to_confirm(), stored)
     if runtime:
