@@ -2,9 +2,8 @@
 
 After an edit of vkbench code that benchmark modules read (their asv ``version`` digests changed),
 each reference commit's count tracks are measured again with asv through the ``vkbench upstream``
-machinery (mirror, aot build) into a scratch results directory, two commits per asv process and
-one process per lane, each lane with its own environment directory (two asv processes never share
-an environment or a results directory). The values are compared with the recorded ones, class by
+machinery (mirror, aot build) into a scratch results directory, a lane of commits per asv process,
+the lanes side by side (:mod:`vkbench.runs.lanes`). The values are compared with the recorded ones, class by
 class (:func:`judge`, pure); a class whose every re-measured value equals the recorded one is kept
 under its recorded version, any other is restarted (:mod:`vkbench.suite.equivalence`). Nothing
 recorded is written: only ``results/history/suite-equivalence.json`` gains records.
@@ -13,20 +12,16 @@ recorded is written: only ``results/history/suite-equivalence.json`` gains recor
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
-import subprocess
-import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vkbench.paths import ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.model import ResultSet
-from vkbench.runs import asv_machine
-from vkbench.runs.upstream import DEFAULT_CONFIG, STATE_DIR, prepare, write_config
+from vkbench.runs.lanes import run_lanes
+from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
 from vkbench.suite import equivalence, identity
 from vkbench.suite.equivalence import Equivalence
 
@@ -44,41 +39,12 @@ COUNTS = (
 NOT_COUNTS = {"seconds", "MiB", "KiB", "kB"}
 
 
-def lane_config(lane: int, results: Path) -> Path:
-    """The upstream asv config with this lane's own environment and results directories."""
-    base = json.loads(write_config(DEFAULT_CONFIG).read_text())
-    base["env_dir"] = str(ROOT / ".asv" / f"env-equivalence-{lane}")
-    base["results_dir"] = str(results)
-    base["html_dir"] = str(results.parent / "html")
-    path = ROOT / ".asv" / f"equivalence-{lane}.conf.json"
-    path.write_text(json.dumps(base, indent=2) + "\n")
-    return path
-
-
 def measure(mirror: Path, lanes: Sequence[Sequence[str]], machine: str, scratch: Path,
-            pattern: str = COUNTS, env: Mapping[str, str] | None = None) -> tuple[list[ResultSet], list[str]]:
-    """One asv run per lane (its commits back to back), the lanes side by side; every lane's results
-    read back together, and the commands with asv's exit status."""
-    asv_env = {**prepare(Path(mirror), STATE_DIR), **(env or {})}
-    running = []
-    for lane, commits in enumerate(lanes):
-        results = scratch / f"lane-{lane}" / "results"
-        results.mkdir(parents=True, exist_ok=True)
-        config = lane_config(lane, results)
-        asv_machine.ensure(config, machine, asv_env)
-        hashfile = scratch / f"lane-{lane}" / "hashes.txt"
-        hashfile.write_text("".join(f"{commit}\n" for commit in commits))
-        command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine,
-                   "--show-stderr", "-b", pattern, f"HASHFILE:{hashfile}"]
-        log = (scratch / f"lane-{lane}.log").open("w")
-        running.append((command, log, subprocess.Popen(command, cwd=ROOT, env=asv_env, stdout=log,
-                                                       stderr=subprocess.STDOUT)))
-    commands = []
-    for command, log, process in running:
-        code = process.wait()
-        log.close()
-        commands.append(f"{' '.join(command)}  # exit {code}")
-    return [read_dir(scratch / f"lane-{lane}" / "results") for lane in range(len(lanes))], commands
+            pattern: str = COUNTS) -> tuple[list[ResultSet], list[str]]:
+    """Each lane's commits by one asv process, the lanes side by side (:mod:`vkbench.runs.lanes`);
+    every lane's results, and the commands with asv's exit status."""
+    found, commands, codes = run_lanes(mirror, write_config(DEFAULT_CONFIG), lanes, machine, scratch, pattern)
+    return found, [f"{command}  # exit {code}" for command, code in zip(commands, codes, strict=True)]
 
 
 def _same(a: Any, b: Any) -> bool:

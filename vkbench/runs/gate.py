@@ -1,10 +1,10 @@
 """``vkbench gate BASE HEAD``: the verdict on one change, measured on both sides and re-measured.
 
-One asv run measures BASE and HEAD back to back with the tracks meant to be compared
-(:data:`vkbench.suite.tiers.COMPARED`: exact counts only, nothing that depends on load or on a cache)
-into a scratch results directory, through the machinery ``history confirm`` uses (the mirror or a
-local repository, the aot build); :func:`vkbench.results.verdict.compare` judges the two files.
-Any failing row is measured again (a second asv run of both sides, only its points) and is reported
+Two asv processes side by side (:mod:`vkbench.runs.lanes`) measure BASE and HEAD with the tracks
+meant to be compared (:data:`vkbench.suite.tiers.COMPARED`: exact counts only, nothing that depends on
+load or on a cache) into a scratch results directory, through the ``vkbench upstream`` machinery (the
+mirror or a local repository, the aot build); :func:`vkbench.results.verdict.compare` judges the two files.
+Any failing row is measured again (both sides again, in fresh processes) and is reported
 as confirmed only where the second run gives the same values; the exit status is 1 only for a
 confirmed one. Nothing recorded is written.
 """
@@ -19,21 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vkbench.results import verdict
-from vkbench.results.confirmations import Pair, asv_name
+from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
-from vkbench.runs.confirm import run_pair
+from vkbench.runs.lanes import run_lanes
 from vkbench.suite.tiers import COMPARED
-
-
-@dataclass
-class _Sides(Pair):
-    """Both sides of the change as one asv run selecting ``selection``."""
-
-    selection: str = ""
-
-    @property
-    def pattern(self) -> str:
-        return self.selection
 
 
 @dataclass
@@ -60,23 +49,20 @@ class GateError(RuntimeError):
     """A side could not be measured (asv failed, a commit unknown): one line, exit 2."""
 
 
-def _side(found: ResultSet, commit: str) -> ResultFile:
+def _side(found: ResultSet, commit: str, log: Path) -> ResultFile:
     files = [f for f in found.files if f.commit.startswith(commit) or commit.startswith(f.commit)]
     if not files:
-        raise GateError(f"asv recorded nothing for {commit[:12]} (see the asv output above)")
+        tail = log.read_text().strip().splitlines()[-3:] if log.is_file() else []
+        raise GateError(f"asv recorded nothing for {commit[:12]}: {' / '.join(tail) or 'no output'}")
     return files[0]
 
 
 def _measure(source: Path, config: Path, machine: str, base: str, head: str, pattern: str, scratch: Path,
-             env: Mapping[str, str] | None) -> tuple[ResultFile, ResultFile, str, int]:
-    scratch.mkdir(parents=True, exist_ok=True)
-    found, code, command = run_pair(source, config, machine, _Sides(base, head, False, [], pattern), scratch,
-                                    env=env)
-    return _side(found, base), _side(found, head), " ".join(command), code
-
-
-def _resolve(found: ResultSet, commit: str) -> str:
-    return next((f.commit for f in found.files if f.commit.startswith(commit)), commit)
+             env: Mapping[str, str] | None) -> tuple[ResultFile, ResultFile, list[str], list[int]]:
+    """BASE and HEAD measured side by side (one asv process each, environments of their own)."""
+    found, commands, codes = run_lanes(source, config, [[base], [head]], machine, scratch, pattern, env)
+    return (_side(found[0], base, scratch / "lane-0.log"), _side(found[1], head, scratch / "lane-1.log"),
+            commands, codes)
 
 
 def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkbench-gate",
@@ -84,19 +70,19 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
          pattern: str = COMPARED) -> Verdict:
     """Measure, judge, re-measure what fails; ``source`` is the mirror or a local repository."""
     with tempfile.TemporaryDirectory(prefix="vkbench-gate-") as tmp:
-        before, after, command, code = _measure(source, config, machine, base, head, pattern,
-                                                Path(tmp) / "first", env)
+        before, after, commands, codes = _measure(source, config, machine, base, head, pattern,
+                                                  Path(tmp) / "first", env)
         names = [name for name in after.results if name in before.results
                  and (re.search(pattern, name) or any(re.search(pattern, asv_name(name, ", ".join(p)))
                                                       for p in after.values(name)))]
         rows = verdict.compare(before, after, names, factor)
-        result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), [command], [code])
+        result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), commands, codes)
         suspects = verdict.failing(rows)
         if suspects:  # both sides again, in fresh processes: the same selection (a net phase needs others)
-            before2, after2, command2, code2 = _measure(source, config, machine, base, head, pattern,
-                                                        Path(tmp) / "again", env)
-            result.runs.append(command2)
-            result.codes.append(code2)
+            before2, after2, commands2, codes2 = _measure(source, config, machine, base, head, pattern,
+                                                          Path(tmp) / "again", env)
+            result.runs += commands2
+            result.codes += codes2
             repeated = {row.key: row for row in verdict.compare(before2, after2, names, factor)}
             for row in suspects:
                 twin = repeated.get(row.key)
