@@ -30,8 +30,9 @@ def add_parser(sub: Subparsers) -> None:
     gate.add_argument("--machine", default="vkbench-gate", help="asv machine name of the scratch runs")
     gate.add_argument("--factor", type=float, default=None, help="a counted phase fails at this ratio "
                                                                 "(default 1.02)")
-    gate.add_argument("--pattern", default=None, help="an asv -b pattern narrowing what is compared "
-                                                      "(default: vkbench.suite.tiers.COMPARED)")
+    gate.add_argument("--policies", action="store_true",
+                      help="also compare the 14 fast policy entries' coverage (minutes more a side)")
+    gate.add_argument("--pattern", default=None, help="an asv -b pattern replacing what is compared")
     gate.add_argument("--report", type=Path, help="write the markdown report here")
     gate.add_argument("--json", action="store_true", help="the rows as one JSON document on stdout")
     gate.set_defaults(run=_gate)
@@ -42,7 +43,6 @@ def _gate(args: argparse.Namespace) -> int:
     from vkbench.results import verdict
     from vkbench.runs import gate
     from vkbench.runs.upstream import DEFAULT_CONFIG, git_dir, write_config
-    from vkbench.suite.tiers import COMPARED
 
     source = args.mirror or args.repo
     if not source.exists():
@@ -62,7 +62,8 @@ def _gate(args: argparse.Namespace) -> int:
     try:
         with _asv_to_stderr():
             found = gate.gate(source, config, commits[0], commits[1], args.machine,
-                              factor=args.factor or verdict.FACTOR, pattern=args.pattern or COMPARED)
+                              factor=args.factor or verdict.FACTOR,
+                              pattern=args.pattern or gate.selection(args.policies))
     except gate.GateError as error:
         raise UsageError(str(error)) from None
     text = verdict.report(args.base, args.head, found.rows, found.compared,

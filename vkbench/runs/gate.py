@@ -21,6 +21,7 @@ from pathlib import Path
 from vkbench.results import verdict
 from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
+from vkbench.runs import split
 from vkbench.runs.lanes import run_lanes
 from vkbench.suite.tiers import COMPARED
 
@@ -88,6 +89,14 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
                 twin = repeated.get(row.key)
                 row.confirmed = twin is not None and (twin.before, twin.after) == (row.before, row.after)
     return result
+
+
+def selection(policies: bool) -> str:
+    """What is compared: :data:`COMPARED`, without the fast policies' coverage unless ``policies`` (their
+    records take ~2.5 min a side on 2 cores; the daily recording compares them)."""
+    if policies:
+        return COMPARED
+    return "|".join(a for a in split.alternatives(COMPARED) if not a.startswith(r"^bench_policies\."))
 
 
 def repro(base: str, head: str, source: Path, mirror: bool) -> str:
