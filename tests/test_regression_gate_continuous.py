@@ -57,7 +57,7 @@ def test_gate_passes_a_comment_only_commit(gate: dict) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert found["compared"] >= 6 and not [r for r in found["rows"] if r["kind"] in ("regression",
                                                                                        "decision changed")]
-    assert len(found["runs"]) == 1, "nothing stepped, so nothing was measured again"
+    assert len(found["runs"]) == 2, "one asv process a side; nothing stepped, so nothing measured again"
     assert "✅ no confirmed regression" in report
 
 
@@ -66,7 +66,7 @@ def test_gate_fails_a_small_regression_and_names_its_phase(gate: dict) -> None:
     assert done.returncode == 1, done.stderr[-3000:]
     failing = [r for r in found["rows"] if r["kind"] == "regression"]
     assert {r["phase"] for r in failing} == {"is_node_supported", "total"}, found["rows"]
-    assert all(r["confirmed"] for r in failing) and len(found["runs"]) == 2, "re-measured on both sides"
+    assert all(r["confirmed"] for r in failing) and len(found["runs"]) == 4, "re-measured on both sides"
     support = next(r for r in failing if r["phase"] == "is_node_supported")
     assert support["after"] > support["before"] and support["ratio"] > 1.02
     assert "❌ 2 confirmed regressions" in report and "is_node_supported" in report
