@@ -16,6 +16,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from gate_repo import SMALL_ANCHOR as SUPPORT
+from gate_repo import SMALL_PATCH as USERS_PASS  # the gate repo's `small` commit, planted in place
+
 from vkbench.workloads.partition_work import CHILD_ENV
 
 
@@ -35,7 +38,6 @@ class Plant:
 
 
 PARTITIONER = "executorch.backends.vulkan.partitioner.vulkan_partitioner"
-SUPPORT = "        r = self._is_node_supported(node)\n"
 DTYPES = '''        target = node.target
         if (
             node.target == torch.ops.higher_order.auto_functionalized
@@ -57,13 +59,6 @@ def _vkbench_plant_gated_mlp_graphs() -> List[torch.fx.GraphModule]:
     return [torch.export.export(GatedMlp(w), (torch.randn(2, w),)).module() for w in (4, 8, 16)]
 '''
 OTHER_BACKEND = "executorch.backends.xnnpack.partition.xnnpack_partitioner"
-USERS_PASS = """        # Count the compute nodes that use this one: one extra pass over the
-        # graph's nodes in every support check.
-        users = 0
-        for other in node.graph.nodes:
-            if other.op == "call_function" and node in other.users:
-                users += 1
-"""
 DTYPE_RECHECK = """        for arg in node.all_input_nodes:  # re-check every input's dtype
             if utils.is_tensor_node(arg) and not utils.io_dtypes_are_supported(arg):
                 return False
