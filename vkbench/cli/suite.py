@@ -42,6 +42,8 @@ def add_parser(sub: Subparsers) -> None:
                       help="the asv machine the recorded values are of")
     same.add_argument("--results", type=Path, help="recorded results (default: results/upstream)")
     same.add_argument("--keep", type=Path, help="keep the re-measured results here (default: a temp dir)")
+    same.add_argument("--measured", type=Path, help="judge the lanes an earlier run kept here (--keep); "
+                                                    "measure nothing")
     same.set_defaults(run=_equivalence)
 
 
@@ -91,7 +93,7 @@ def _equivalence(args: argparse.Namespace) -> int:
                          f"{args.mirror})")
     recorded = args.results or RESULTS_ROOT / "upstream"
     records, commands = runner.run(args.mirror, recorded, lanes, args.machine,
-                                   keep=args.keep)
+                                   keep=args.keep, measured=args.measured)
     for command in commands:
         print(command, file=sys.stderr)
     rows = [[r.module, r.old, r.new, ", ".join(r.kept), ", ".join(r.restarted)] for r in records]

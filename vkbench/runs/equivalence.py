@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from vkbench.results.asv_files import read_dir
-from vkbench.results.model import ResultSet
+from vkbench.results.confirmations import asv_name
+from vkbench.results.model import ResultFile, ResultSet
 from vkbench.runs.lanes import run_lanes
 from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
 from vkbench.suite import equivalence, identity
 from vkbench.suite.equivalence import Equivalence
+from vkbench.suite.identity import carries_digest
 
 #: What is re-measured: every count track of the lowering modules that a gate or standard record
 #: makes in minutes (no time, memory or record-cost track: those may restart), plus one VLA entry.
@@ -53,10 +56,19 @@ def _same(a: Any, b: Any) -> bool:
     return norm(a) == norm(b)
 
 
+def _recorded(recorded: ResultSet, commit: str, machine: str, name: str) -> ResultFile | None:
+    """The newest record of ``name`` at ``commit`` on ``machine`` made by a digest-bearing suite (a
+    commit can have older files too: another environment, an older suite)."""
+    held = [f for f in recorded.files if f.commit.startswith(commit) and f.machine == machine
+            and name in f.results and carries_digest(f.version(name))]
+    return max(held, key=lambda f: f.date) if held else None
+
+
 def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, commits: Sequence[str],
-          measured_with: str, date: str) -> list[Equivalence]:
+          measured_with: str, date: str, pattern: str = COUNTS) -> list[Equivalence]:
     """One record per benchmark module measured (pure): old = the recorded version, new = the
-    re-measured one; a class is kept when every count it has at every reference commit is equal."""
+    re-measured one; a class is kept when every count it has at every reference commit is equal.
+    Only the points ``pattern`` selected are compared (the others were not measured again)."""
     units = {name: str(meta.get("unit")) for lane in measured for name, meta in lane.benchmarks.items()
              if isinstance(meta, dict)}
     files = [f for lane in measured for f in lane.files]
@@ -65,19 +77,19 @@ def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, comm
     for commit in commits:
         after = next((f for f in files if f.commit.startswith(commit) and f.machine == machine),
                      None)
-        before = next((f for f in recorded.files if f.commit.startswith(commit) and f.machine == machine),
-                      None)
-        if after is None or before is None:
+        if after is None:
             continue
         for name, held in after.results.items():
-            if units.get(name) in NOT_COUNTS or name not in before.results:
+            before = _recorded(recorded, commit, machine, name)
+            if units.get(name) in NOT_COUNTS or before is None:
                 continue
             module = name.split(".")[0]
             old, new = versions.setdefault(module, (set(), set()))
             old.add(str(before.version(name)))
             new.add(str(held.version))
             was = before.values(name)
-            now = after.values(name)
+            now = {params: value for params, value in after.values(name).items()
+                   if re.search(pattern, name) or re.search(pattern, asv_name(name, ", ".join(params)))}
             pairs = [[was.get(params), value] for params, value in now.items()]
             values.setdefault(module, {}).setdefault(name, {})[commit] = [
                 [p[0] for p in pairs], [p[1] for p in pairs]]
@@ -96,16 +108,23 @@ def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, comm
 
 
 def run(mirror: Path, recorded_root: Path, lanes: Sequence[Sequence[str]], machine: str,
-        pattern: str = COUNTS, keep: Path | None = None) -> tuple[list[Equivalence], list[str]]:
-    """Measure, judge and store: the new records are appended to :data:`equivalence.PATH` (a record
-    for the same module and digests replaces the older one). Returns them and the asv commands."""
+        pattern: str = COUNTS, keep: Path | None = None, measured: Path | None = None
+        ) -> tuple[list[Equivalence], list[str]]:
+    """Measure (or read what an earlier run kept in ``measured``), judge and store: the new records
+    are appended to :data:`equivalence.PATH` (a record for the same module and digests replaces the
+    older one). Returns them and the asv commands."""
     with tempfile.TemporaryDirectory(prefix="vkbench-equivalence-") as tmp:
         scratch = Path(keep) if keep else Path(tmp)
-        found, commands = measure(mirror, lanes, machine, scratch, pattern)
+        if measured is not None:  # judged from the lanes a run kept (its logs end with asv's summary)
+            found = [read_dir(measured / f"lane-{lane}" / "results") for lane in range(len(lanes))]
+            commands = [f"asv run -b {pattern} HASHFILE:{measured}/lane-{lane}/hashes.txt (kept in "
+                        f"{measured})" for lane in range(len(lanes))]
+        else:
+            found, commands = measure(mirror, lanes, machine, scratch, pattern)
         date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
         how = "; ".join(commands) + f"; {identity.stored().measured_with if identity.stored() else ''}"
         commits = [c for lane in lanes for c in lane]
-        records = judge(read_dir(recorded_root), found, machine, commits, how, date)
+        records = judge(read_dir(recorded_root), found, machine, commits, how, date, pattern)
     stored = [r for r in equivalence.read() if not any((r.module, r.old, r.new) == (n.module, n.old, n.new)
                                                        for n in records)]
     equivalence.write(stored + records)
