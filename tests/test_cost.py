@@ -213,3 +213,14 @@ def test_a_setup_cache_recorded_at_another_line_still_counts_for_its_module():
     assert not _used_cache("<setup_cache bench_probes:19>", used, known, both)  # not this run's cost
     assert not _used_cache("<setup_cache bench_policies:2>", used, known, old_only)  # not in the tier
     assert not _used_cache("<build>", used, known, both)
+
+
+def test_record_cost_tracks_recorded_under_their_former_names_count_for_their_tier() -> None:
+    """Records made before the RecordCost* rename still count their record's cost in the gate tier."""
+    from vkbench.results import cost
+
+    assert cost.today("bench_policies.PolicyPartitionWork.track_work_seconds") == catalogue.POLICY_WORK.name
+    assert cost.today("bench_policies.VLAPolicyLoweringWork.track_work_seconds") == catalogue.VLA_WORK.name
+    assert cost.today(catalogue.POLICY_CPU_OPS.name) == catalogue.POLICY_CPU_OPS.name
+    assert cost._selected("bench_policies.PolicyPartitionWork.track_work_seconds", [["'act/model'"]],
+                          TIERS["gate"]) == [0]
