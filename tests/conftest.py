@@ -36,12 +36,12 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 #: Only the balance depends on this list.
 LONGEST_FIRST = (
     "test_policies.py",  # 330 s: fast_rows, every fast policy entry exported and partitioned
-    "test_regression_gate_continuous.py",  # vkbench gate over base/comment and base/small (both sides side by
-    # side, small re-measured); slow's time
+    "test_regression_gate_continuous.py",  # vkbench gate over base/comment and base/small (sides side by
+    # side, small re-measured)
     "test_regression_gate.py",  # 200 s: asv run over base and drop, compare, publish, a confirmation
     "test_probes.py",  # 250 s: probe_coverage, every probe partitioned once
     "test_bugs.py",  # 150 s: every reproducer run in one interpreter
-    "test_gate_plants.py",  # 140 s: eleven counts of Blocks(20), the planted suite, in one child
+    "test_gate_plants.py",  # 50 s: twelve counts of Blocks(20), the planted suite, in one child
     "test_execution.py",  # 80 s: the C++ runner built from the wheel; a policy bundle, three backends
     "test_site.py",  # 60 s
     "test_dashboard.py",  # 50 s

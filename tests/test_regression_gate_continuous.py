@@ -6,8 +6,8 @@ no recorded run and goes to the other xdist worker than ``test_regression_gate.p
   no failing row, nothing re-measured;
 * ``vkbench gate base small`` (~3 % more partitioner work): exit 1, the ``is_node_supported`` phase
   named, confirmed by a second measurement of both sides; torch.fx's phase not named;
-* ``asv compare -f 1.4 base slow`` of the CPU-time track names ``time_partition``;
-* in the slow set: README's ``asv continuous -f 1.02 -b PartitionWork`` and ``-f 1.4 -b ProbeCoverage``
+* in the slow set: ``asv compare -f 1.4 base slow`` of the CPU-time track names ``time_partition``;
+  README's ``asv continuous -f 1.02 -b PartitionWork`` and ``-f 1.4 -b ProbeCoverage``
   exit 0 on the comment-only commit with a cold cache, and ``asv continuous base small`` names the phase.
 """
 
@@ -73,6 +73,7 @@ def test_gate_fails_a_small_regression_and_names_its_phase(gate: dict) -> None:
     assert "vkbench gate base small --repo" in report
 
 
+@pytest.mark.slow
 def test_time_track_flags_the_slow_partitioner(gate: dict) -> None:
     """The O(nodes^2) partition: ``asv compare -f 1.4`` of the CPU-time track names ``time_partition``."""
     hashes = gate["hashes"]
