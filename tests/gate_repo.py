@@ -17,8 +17,9 @@ with four commits on main and one beside it:
 
 asv builds each commit in ``aot`` mode (the commit's Python on the installed
 release's wheel) in its own virtualenv and runs a trimmed grid of the real
-suite (``Blocks(50)`` and the ``mish`` probe: an override appended to a tmp copy
-of ``benchmarks/common.py``). Two test files use it, one per xdist worker:
+suite (``Blocks(20)`` and ``Blocks(50)``, and the ``mish`` probe: an override appended to a tmp copy
+of ``benchmarks/common.py``; CI's ``vkbench gate`` runs compare the 20-block counts, the slow set
+the 50-block ones). Two test files use it, one per xdist worker:
 ``test_regression_gate.py`` (``asv run``, ``compare``, ``publish``, the confirmation)
 and ``test_regression_gate_continuous.py`` (``asv continuous`` and the ``slow`` commit). The env's pip
 requirements come from PyPI or pip's cache and the base wheel from ``.asv/wheels``
@@ -45,8 +46,8 @@ GRID_OVERRIDE = """
 
 # --- regression-gate test: a trimmed grid of the same benchmarks ---
 PROBE_NAMES = ["mish"]
-BLOCK_SIZES = [50]
-WORK_SIZES = [50]
+BLOCK_SIZES = [20, 50]
+WORK_SIZES = [20, 50]
 """
 
 SMALL_ANCHOR = "        r = self._is_node_supported(node)\n"
