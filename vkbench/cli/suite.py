@@ -27,6 +27,8 @@ def add_parser(sub: Subparsers) -> None:
     orders.add_argument("--blocks", type=int, nargs="+", default=[50, 100, 200])
     orders.add_argument("--address-runs", type=int, default=8,
                         help="fresh interpreters with real id() hashes")
+    orders.add_argument("--jobs", type=int, default=1,
+                        help="partitions at once, each in a fresh interpreter (a machine with many cores)")
     orders.add_argument("--out", type=Path, help="default: results/history/node-orders.json")
     orders.add_argument("--show", action="store_true", help="only print the stored measurement")
     add_format_options(orders)
@@ -57,9 +59,8 @@ def _node_orders(args: argparse.Namespace) -> int:
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise UsageError(f"{out}: {error}") from None
     else:
-        if any(size < 1 for size in args.blocks) or args.address_runs < 0:
-            raise UsageError("--blocks must be positive and --address-runs not negative")
-        note = node_orders.environment()
+        if any(size < 1 for size in args.blocks) or args.address_runs < 0 or args.jobs < 1:
+            raise UsageError("--blocks and --jobs must be positive and --address-runs not negative")
 
         def store(spread: node_orders.OrderSpread) -> None:  # each size as it ends, beside those stored
             try:
@@ -67,19 +68,19 @@ def _node_orders(args: argparse.Namespace) -> int:
             except (OSError, ValueError, KeyError, TypeError):
                 stored = []
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(node_orders.to_json(node_orders.merged(stored, spread), note), indent=1)
-                           + "\n")
+            merged = node_orders.merged(stored, spread)
+            out.write_text(json.dumps(node_orders.to_json(merged), indent=1) + "\n")
 
-        node_orders.measure(tuple(args.blocks), address_runs=args.address_runs, done=store,
+        node_orders.measure(tuple(args.blocks), address_runs=args.address_runs, done=store, jobs=args.jobs,
                             progress=lambda what: print(f"  {what}", file=sys.stderr, flush=True))
         spreads = node_orders.from_json(json.loads(out.read_text()))
     if args.json:
-        print(json.dumps(node_orders.to_json(spreads, ""), indent=1))
+        print(json.dumps(node_orders.to_json(spreads), indent=1))
         return 0
     print(tables.draw(args.markdown)(node_orders.SUMMARY_HEADER, node_orders.summary_rows(spreads)))
     for spread in spreads:
         print(f"Blocks({spread.blocks}): events vs CPU seconds of {node_orders.PHASE} over the first-hash "
-              f"orders, Pearson r = {node_orders.correlation(spread):.2f}")
+              f"orders, Pearson r = {node_orders.correlation(spread):.2f} ({spread.environment})")
     return 0
 
 

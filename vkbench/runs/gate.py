@@ -79,9 +79,9 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
         rows = verdict.compare(before, after, names, factor)
         result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), commands, codes)
         suspects = verdict.failing(rows)
-        if suspects:  # both sides again, in fresh processes: the same selection (a net phase needs others)
-            before2, after2, commands2, codes2 = _measure(source, config, machine, base, head, pattern,
-                                                          Path(tmp) / "again", env)
+        if suspects:  # both sides again, in fresh processes: only what selects a suspect
+            before2, after2, commands2, codes2 = _measure(source, config, machine, base, head,
+                                                          again(pattern, suspects), Path(tmp) / "again", env)
             result.runs += commands2
             result.codes += codes2
             repeated = {row.key: row for row in verdict.compare(before2, after2, names, factor)}
@@ -89,6 +89,15 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
                 twin = repeated.get(row.key)
                 row.confirmed = twin is not None and (twin.before, twin.after) == (row.before, row.after)
     return result
+
+
+def again(pattern: str, suspects: list[verdict.Row]) -> str:
+    """The alternatives of ``pattern`` that select a suspect row: what is measured again. A net phase's
+    other phases are points of the same benchmark, so they come along; a changed partitioning's row
+    is confirmed by its own counts."""
+    kept = [alternative for alternative in split.alternatives(pattern)
+            if any(re.search(alternative, asv_name(row.benchmark, row.point)) for row in suspects)]
+    return "|".join(kept) or pattern
 
 
 def selection(policies: bool) -> str:

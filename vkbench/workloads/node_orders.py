@@ -15,6 +15,10 @@ partitions under that same order:
 * ``position``: a node's position in its own graph (:func:`~vkbench.workloads.partition_work.
   canonical_node_hashes`), what the gated count uses now; one order, whatever ran before.
 
+With ``jobs`` above 1 the orders run side by side, each in a fresh interpreter that first imports
+what the forking parent would have (:func:`_prepared`), so a first-hash order numbers the same nodes
+as its fork would: for a machine with many cores (200 blocks under 17 orders).
+
 ``vkbench history node-orders`` runs it and stores :data:`PATH`; docs/suite.md has the table.
 """
 
@@ -27,6 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -56,6 +61,7 @@ class OrderSpread:
 
     blocks: int
     runs: list[OrderRun] = field(default_factory=list)
+    environment: str = ""  #: where it was measured (:func:`environment`): sizes may come from other machines
 
     def spread(self, kind: str, values: Callable[[OrderRun], float]) -> dict[str, float]:
         """min, median, max and (max - min) / median of ``values`` over the runs whose order is ``kind``."""
@@ -127,13 +133,25 @@ def _forked(blocks: int, order: str, counted: bool) -> dict[str, Any]:
     return data
 
 
-def _fresh(blocks: int, order: str, counted: bool) -> dict[str, Any]:
-    """:func:`_measure_here` in a fresh interpreter (its own heap layout)."""
+def _prepared(blocks: int, order: str, counted: bool) -> dict[str, Any]:
+    """:func:`_measure_here` after the imports :func:`measure` makes before it forks (torch on one
+    thread, the Blocks workload), so a fresh interpreter numbers nodes as a fork would."""
+    from vkbench.workloads import partition_work
+
+    partition_work.prepare_this_process()
+    import vkbench.workloads.scaling  # noqa: F401 - what the forking parent imported
+
+    return _measure_here(blocks, order, counted)
+
+
+def _fresh(blocks: int, order: str, counted: bool, prepared: bool = False) -> dict[str, Any]:
+    """:func:`_measure_here` (or :func:`_prepared`) in a fresh interpreter (its own heap layout)."""
     from vkbench.workloads.partition_work import CHILD_ENV, TIMEOUT_S
 
+    entry = "_prepared" if prepared else "_measure_here"
     code = ("import json, sys, logging; logging.disable(logging.INFO); "
-            "from vkbench.workloads.node_orders import _measure_here; "
-            "print(json.dumps(_measure_here(int(sys.argv[1]), sys.argv[2], sys.argv[3] == 'count')))")
+            f"from vkbench.workloads.node_orders import {entry}; "
+            f"print(json.dumps({entry}(int(sys.argv[1]), sys.argv[2], sys.argv[3] == 'count')))")
     done = subprocess.run([sys.executable, "-c", code, str(blocks), order, "count" if counted else "time"],
                           capture_output=True, text=True, env={**os.environ, **CHILD_ENV},
                           timeout=TIMEOUT_S, check=False)
@@ -144,29 +162,46 @@ def _fresh(blocks: int, order: str, counted: bool) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
+def _run(blocks: int, order: str, counted: bool, fork: bool) -> dict[str, Any]:
+    """One partition of ``blocks`` under ``order``: first-hash orders forked when ``fork``."""
+    if order.startswith("first-hash"):
+        return _forked(blocks, order, counted) if fork else _fresh(blocks, order, counted, prepared=True)
+    return _fresh(blocks, order, counted)
+
+
 def measure(sizes: tuple[int, ...], offsets: tuple[int, ...] = OFFSETS, address_runs: int = 8,
             progress: Callable[[str], None] | None = None,
-            done: Callable[[OrderSpread], None] | None = None) -> list[OrderSpread]:
+            done: Callable[[OrderSpread], None] | None = None, jobs: int = 1) -> list[OrderSpread]:
     """Each size under every first-hash offset, ``address_runs`` fresh address layouts and the
     position order; counted and timed; ``done`` is told each size as it ends. Call from a process
-    that has built no fx node yet."""
+    that has built no fx node yet. ``jobs`` partitions run at once (1: one after another, first-hash
+    orders forked from this process)."""
     import logging
 
     from vkbench.workloads import partition_work
 
     logging.disable(logging.INFO)
-    partition_work.prepare_this_process()  # imports torch (one thread, no tqdm monitor) for the forks
-    import vkbench.workloads.scaling  # noqa: F401 - imported once, before the forks
+    if jobs == 1:
+        partition_work.prepare_this_process()  # imports torch (one thread, no tqdm monitor) for the forks
+        import vkbench.workloads.scaling  # noqa: F401 - imported once, before the forks
 
-    orders = [(f"first-hash {k}", _forked) for k in offsets]
-    orders += [(f"address {i}", _fresh) for i in range(address_runs)] + [("position", _fresh)]
+    orders = [f"first-hash {k}" for k in offsets] + [f"address {i}" for i in range(address_runs)]
+    orders.append("position")
+    note = environment()
     spreads = []
     for blocks in sizes:
-        spread = OrderSpread(blocks)
-        for order, run in orders:
+        tasks = [(order, counted) for order in orders for counted in (True, False)]
+
+        def one(task: tuple[str, bool], blocks: int = blocks) -> dict[str, Any]:
             if progress:
-                progress(f"Blocks({blocks}) {order}")
-            counted, timed = run(blocks, order, True), run(blocks, order, False)
+                progress(f"Blocks({blocks}) {task[0]} {'counted' if task[1] else 'timed'}")
+            return _run(blocks, task[0], task[1], fork=jobs == 1)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait on child processes
+            measured = dict(zip(tasks, pool.map(one, tasks), strict=True))
+        spread = OrderSpread(blocks, environment=note)
+        for order in orders:
+            counted, timed = measured[(order, True)], measured[(order, False)]
             spread.runs.append(OrderRun(
                 blocks, order, {k: int(v) for k, v in counted["phases"].items()},
                 {k: round(v, 3) for k, v in timed["phases"].items()}, counted["partitions"]))
@@ -201,15 +236,30 @@ def environment() -> str:
             f"{os.cpu_count()} cores, load {load:.1f} at start")
 
 
-def to_json(spreads: list[OrderSpread], note: str) -> dict[str, Any]:
-    return {"vkbench_node_orders": 1, "note": note,
-            "sizes": [{"blocks": s.blocks, "runs": [asdict(r) for r in s.runs]} for s in spreads]}
+#: The file's version: 2 says per size where it was measured (version 1 had one ``note`` for the file).
+VERSION = 2
+
+
+def to_json(spreads: list[OrderSpread]) -> dict[str, Any]:
+    return {"vkbench_node_orders": VERSION,
+            "sizes": [{"blocks": s.blocks, "environment": s.environment, "runs": [asdict(r) for r in s.runs]}
+                      for s in spreads]}
+
+
+def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 -> 2: the file's one ``note`` becomes each size's ``environment``."""
+    note = data.get("note", "")
+    return {"vkbench_node_orders": 2, "sizes": [{"environment": note, **size} for size in data["sizes"]]}
 
 
 def from_json(data: dict[str, Any]) -> list[OrderSpread]:
-    if data.get("vkbench_node_orders") != 1:
-        raise ValueError("not a vkbench node-orders file (vkbench_node_orders != 1)")
-    return [OrderSpread(s["blocks"], [OrderRun(**r) for r in s["runs"]]) for s in data["sizes"]]
+    """The stored spreads, any version read (older ones migrated on the way in)."""
+    if data.get("vkbench_node_orders") == 1:
+        data = _update_to_2(data)
+    if data.get("vkbench_node_orders") != VERSION:
+        raise ValueError(f"not a vkbench node-orders file (vkbench_node_orders is not 1 or {VERSION})")
+    return [OrderSpread(s["blocks"], [OrderRun(**r) for r in s["runs"]], s.get("environment", ""))
+            for s in data["sizes"]]
 
 
 def summary_rows(spreads: list[OrderSpread]) -> list[list[str]]:
