@@ -117,3 +117,18 @@ def test_coverage_page_rows_carry_both_counts_only_where_recorded() -> None:
     assert "et_delegated_nodes" not in old and old["nodes_cpu"] == 5
     page = render_page([{"executorch": {}, "rows": rows}])
     assert "get_delegation_info" in page and "CPU share" in page
+
+
+def test_the_headline_tile_gives_executorchs_share_only_when_every_lowered_row_has_it() -> None:
+    from vkbench.site.dashboard.data import Survey, Upstream, _entry_share
+    from vkbench.site.dashboard.page import tiles
+
+    def tile_text(*rows: dict[str, Any]) -> str:
+        survey = Survey("f.json", "1.5.1", "m", [_entry_share(row) for row in rows], [])
+        return tiles(survey, [], Upstream([], [], {}), [])
+
+    both = tile_text(_survey_row("act/model", (1856, 13)), _survey_row("act/copy", (1856, 13)))
+    assert "of 3,624 policy nodes on Vulkan" in both and "99.3%" in both  # vkbench's: 3,614 of 3,624
+    assert "of 3,738 by ExecuTorch&#x27;s get_delegation_info" in both and "99.3%</b>" in both
+    one_missing = tile_text(_survey_row("act/model", (1856, 13)), _survey_row("act/old", None))
+    assert "get_delegation_info" not in one_missing and "policy nodes on Vulkan" in one_missing

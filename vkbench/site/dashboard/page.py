@@ -343,6 +343,11 @@ def tiles(survey: Survey | None, scaling: list[Scaling], upstream: Upstream,
         lowered = [e for e in survey.entries if e.status == "lowered"]
         total = sum(e.total for e in lowered)
         items.append((pct(sum(e.delegated for e in lowered), total), f"of {total:,} policy nodes on Vulkan"))
+        if lowered and all(e.et_share is not None for e in lowered):  # only where every row has it
+            et_delegated = sum(e.et_delegated or 0 for e in lowered)
+            et_total = et_delegated + sum(e.et_non_delegated or 0 for e in lowered)
+            items.append((pct(et_delegated, et_total),
+                          f"of {et_total:,} by ExecuTorch's get_delegation_info (getitem counted)"))
         items.append((f"{len(survey.entries) - len(lowered)} / {len(survey.entries)}",
                       "policy entries blocked before delegation"))
     if scaling and scaling[0].exponent is not None:
