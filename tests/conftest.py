@@ -30,22 +30,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 warnings.filterwarnings("ignore", category=FutureWarning)
 
-#: The test files that take longest (seconds of work in a two-worker run on a 2-core machine, 1,565 s
-#: of CPU in all, 2026-12-07): the scheduler hands the first four out in pairs, 1st and 3rd to one
-#: worker, 2nd and 4th to the other (about 530 and 495 s), and the other files fill in behind these.
-#: Only the balance depends on this list.
+#: The test files that take longest (seconds of a two-worker run on an idle 2-core machine, 2026-12-07):
+#: the scheduler hands the first two out one to each worker, and the others fill in behind them. The
+#: two gate files run asv processes of their own (the continuous one two at once). Only the balance
+#: depends on this list.
 LONGEST_FIRST = (
-    "test_policies.py",  # 330 s: fast_rows, every fast policy entry exported and partitioned
-    "test_regression_gate_continuous.py",  # vkbench gate over base/comment and base/small (sides side by
-    # side, small re-measured)
-    "test_regression_gate.py",  # 200 s: asv run over base and drop, compare, publish, a confirmation
-    "test_probes.py",  # 250 s: probe_coverage, every probe partitioned once
-    "test_bugs.py",  # 150 s: every reproducer run in one interpreter
-    "test_gate_plants.py",  # 50 s: twelve counts of Blocks(20), the planted suite, in one child
+    "test_regression_gate_continuous.py",  # 250 s: vkbench gate over base/comment and base/small (sides side
+    # by side, small re-measured)
+    "test_regression_gate.py",  # 160 s: asv run over base and drop, compare, publish, a confirmation
+    "test_bugs.py",  # 120 s: every reproducer run in one interpreter
+    "test_probes.py",  # 100 s: probe_coverage, every probe partitioned once (pattern-graph cache working)
+    "test_policies.py",  # 100 s: four fast entries surveyed, the retry on small modules
     "test_execution.py",  # 80 s: the C++ runner built from the wheel; a policy bundle, three backends
-    "test_site.py",  # 60 s
-    "test_dashboard.py",  # 50 s
-    "test_partition_work.py",  # 40 s: two counting children
+    "test_gate_plants.py",  # 45 s: twelve counts of Blocks(20), the planted suite, in one child
+    "test_site.py",  # 45 s
+    "test_dashboard.py",  # 45 s
+    "test_partition_work.py",  # 35 s: two counting children
 )
 
 #: Test files that build an ``aot`` overlay on the release wheel in the checkout's wheelhouse.
@@ -93,15 +93,23 @@ def _release_wheel_ready(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="session")
 def probe_coverage():
-    """Coverage of every seed probe (not the upstream-bug repros) through vkbench's lowering path."""
+    """Coverage of every seed probe (not the upstream-bug repros) through vkbench's lowering path.
+
+    With ExecuTorch's pattern-graph cache working (the bug row ``partition_reexports_pattern_graphs``'s
+    what-if, :func:`vkbench.results.pattern_cache.cache_working`): every ``partition`` call would
+    otherwise export the same three rope pattern graphs again (~2.8 s of CPU each); the partitions are
+    the same (``tests/test_pattern_cache.py``).
+    """
     from vkbench.core.lowering import lower
+    from vkbench.results.pattern_cache import cache_working
     from vkbench.workloads.probes import PROBES, build_probe
 
     logging.getLogger().setLevel(logging.WARNING)
     results = {}
-    for name in [name for name, probe in PROBES.items() if not probe.upstream_bug]:
-        module, inputs = build_probe(name)
-        results[name] = lower(module, inputs)[0]
+    with cache_working():
+        for name in [name for name, probe in PROBES.items() if not probe.upstream_bug]:
+            module, inputs = build_probe(name)
+            results[name] = lower(module, inputs)[0]
     return results
 
 
