@@ -1,6 +1,6 @@
 """The dashboard (``html/index.html``) renders offline in a real browser, with a plot per section.
 
-Two pages are built with :func:`vkbench.site.dashboard.write` from the site's data
+Two pages are built with ``vkbench.site.dashboard.PAGE.write`` from the site's data
 (:func:`vkbench.site.load.load_site_data`): one from the committed ``results/`` and one
 from a small synthetic results tree
 (a policy survey, a partition scaling record on an exact power law, step
@@ -118,7 +118,7 @@ class Dom(html.parser.HTMLParser):
 
 def write_dashboard(html_root: Path, results_root: Path) -> Path:
     """The dashboard of ``results_root``, from the site's data as a publish reads it."""
-    return dashboard.write(html_root, load_site_data(html_root, results_root))
+    return dashboard.PAGE.write(html_root, load_site_data(html_root, results_root))
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def committed(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
 def pages(tmp_path_factory: pytest.TempPathFactory, committed: SiteData) -> Path:
     """``committed/index.html`` (the checkout's results) and ``synthetic/index.html`` under one root."""
     root = tmp_path_factory.mktemp("dashboard")
-    dashboard.write(root / "committed", committed)
+    dashboard.PAGE.write(root / "committed", committed)
     results = synthetic_results(root / "results")
     write_dashboard(root / "synthetic", results)
     return root
@@ -300,7 +300,7 @@ def test_every_chart_the_committed_results_feed_has_a_point(pages: Path, server:
 
 
 def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path) -> None:
-    from vkbench.site.runtime_page import _default_cap
+    from vkbench.site.runtime_rows import default_cap
 
     dom_text = browse(f"{server}/synthetic/index.html", tmp_path, "--dump-dom").stdout
     dom = check_offline_page(dom_text, pages / "synthetic" / "index.html")
@@ -318,7 +318,7 @@ def test_dashboard_of_synthetic_results(pages: Path, server: str, tmp_path: Path
     # no classes of the range in the synthetic results: steps are ranges between recorded neighbours
     assert f"elu 1 → 0 CPU ops between {COMMIT_A[:8]} and {COMMIT_B[:8]} (v9.9.9)" in headlines["upstream"]
     assert f"alpha/model 7 → 6 CPU ops between {COMMIT_A[:8]}" in headlines["upstream"]
-    cap = _default_cap()
+    cap = default_cap()
     assert f"stops at {cap - 3000:,} steps on gpu" in headlines["step-limits"]
     assert f"reaches the {cap:,}-step cap" in headlines["step-limits"]
     assert headlines["ladder"] == ("1 of 3 policy entries match eager PyTorch on Vulkan "

@@ -108,7 +108,8 @@ def test_dashboard_share_shows_executorchs_only_where_recorded() -> None:
 
 
 def test_coverage_page_rows_carry_both_counts_only_where_recorded() -> None:
-    from vkbench.site.coverage import policy_rows, render_page
+    from vkbench.site.coverage_page import render_page
+    from vkbench.site.coverage_sets import policy_rows
 
     rows = policy_rows([_survey_row("act/model", (1856, 13)), _survey_row("act/old", None)])
     new = next(r for r in rows if r["name"] == "act/model")

@@ -35,7 +35,7 @@ def test_only_what_selects_a_suspect_is_measured_again() -> None:
     assert _selects(again, WORK, "100, propose_partitions")  # every phase and size of it comes along
     assert not _selects(again, PROBE, "mish") and not _selects(again, COUNT, "50")
     probe_again = gate.again(COMPARED, [_row(PROBE, "mish")])
-    assert _selects(probe_again, "bench_probes.ProbeFailure.track_failed", "mish")
+    assert _selects(probe_again, "bench_probes.ProbeFailure.track_lowering_failed", "mish")
     assert not _selects(probe_again, WORK, "50, total")
 
 

@@ -25,10 +25,11 @@ pytest.importorskip("executorch.backends.vulkan.partitioner.vulkan_partitioner")
 
 from gate_repo import MACHINE, TIME, WORK, asv, asv_env, changed_rows, new_gate, results  # noqa: E402
 
-#: The trimmed grid's compared tracks (no policies: the fixture does not trim their 14 entries), at 20
-#: blocks: each side's count costs a third of the 50-block one, and the plants' phases step at any size.
+#: What CI's gate runs compare of the trimmed grid: the counted work at 20 blocks (a third of the 50-block
+#: count's cost; the plants' phases step at any size) and the probe's coverage. A changed partitioning
+#: (``PartitionScalingRecord``) is judged in ``tests/test_verdict.py`` and the planted suite.
 COMPARED = (r"^bench_partition\.PartitionWork\.track_partition_events\(20,"
-            r"|^bench_partition\.PartitionScalingRecord\.track_partitions\(20\)|^bench_probes\.Probe(Coverage|Failure)\.")
+            r"|^bench_probes\.Probe(Coverage|Failure)\.")
 
 
 @pytest.fixture(scope="module")

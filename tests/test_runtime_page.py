@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vkbench.site import runtime_page
+from vkbench.site import runtime_page, runtime_rows
 from vkbench.site.load import load_site_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def results(tmp_path: Path) -> Path:
 
 def runtime_files(folder: Path) -> list[Path]:
     """Result files holding a runtime benchmark with a value (eager alone is none), read as plain JSON:
-    an independent count of what :func:`runtime_page.machine_rows` must return."""
+    an independent count of what :func:`runtime_rows.machine_rows` must return."""
     held = []
     for path in sorted(folder.glob("*/*.json")):
         if path.name == "machine.json":
@@ -79,7 +79,7 @@ def runtime_files(folder: Path) -> list[Path]:
 
 
 def test_rows_limits_and_per_n_values(results):
-    rows = runtime_page.machine_rows(results)
+    rows = runtime_rows.machine_rows(results)
     assert [row["machine"] for row in rows] == ["gpu-tracer-on"]
     assert len(rows) == len(runtime_files(results)) == 1
     limit = rows[0]["limits"]["C++ runner"]
@@ -107,7 +107,7 @@ def test_rows_limits_and_per_n_values(results):
 
 def test_ladder_counts_probes_apart_from_policy_entries(results):
     """A ``probe/<name>`` row is a probe: the headline counts 2 policy entries and 3 probes, not 5 entries."""
-    headers, ladder = runtime_page.ladder_table(runtime_page.machine_rows(results))
+    headers, ladder = runtime_page.ladder_table(runtime_rows.machine_rows(results))
     counts = runtime_page.ladder_counts(headers, ladder)["gpu-tracer-on (C++ runner)"]
     assert counts["policy entries"] == {"matches": 1, "lowered": 1}
     assert counts["probes"] == {"matches": 1, "lowered": 1, "not lowered": 1}
@@ -133,16 +133,16 @@ def test_written_page_shows_every_row(results, tmp_path):
     data = load_site_data(html_root, results.parent)
     shown = len(data.runtime_rows)
     assert shown == len(runtime_files(results)) == 1 and data.policy_runs == []
-    page = runtime_page.write(html_root, data).read_text()
+    page = runtime_page.PAGE.write(html_root, data).read_text()
     assert page.count("<h2>gpu-tracer-on <small>") == shown
-    cap = runtime_page._default_cap()
+    cap = runtime_rows.default_cap()
     assert f"<td>C++ runner</td><td>{cap - 2977}</td><td>{cap}</td>" in page  # whole steps, not 1023.0
     assert "1 of 3 probes match" in page
 
 
 def test_committed_runtime_results_parse():
-    rows = runtime_page.machine_rows()
-    held = runtime_files(runtime_page.RESULTS)
+    rows = runtime_rows.machine_rows()
+    held = runtime_files(runtime_rows.RESULTS)
     assert len(rows) == len(held), (len(rows), held)  # every file with runtime values is a row, no more
     assert {row["machine"] for row in rows} == {path.parent.name for path in held}
     if not held:

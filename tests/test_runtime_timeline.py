@@ -26,6 +26,7 @@ from vkbench.results.model import Failure
 from vkbench.results.runtime_timeline import runtime_steps, timelines
 from vkbench.site import changes_page, runtime_page
 from vkbench.site.load import load_site_data
+from vkbench.site.runtime_rows import default_cap
 from vkbench.suite import catalogue
 
 START, C0, C0B, C1, C2, C3 = (c * 40 for c in "012345")
@@ -136,14 +137,14 @@ def test_the_cli_and_the_pages_tell_it(results: Path, tmp_path: Path,
     html_root = tmp_path / "html"
     html_root.mkdir()
     data = load_site_data(html_root, results, coverage_sets=[])
-    changes = changes_page.write(html_root, data).read_text()
+    changes = changes_page.PAGE.write(html_root, data).read_text()
     assert f"id='event-{C1[:8]}'" in changes and "lowered → matches" in changes
     assert f"{C1[:8]} on {MACHINE}" in changes and TENSOR_REF in changes
-    page = runtime_page.write(html_root, data).read_text()
+    page = runtime_page.PAGE.write(html_root, data).read_text()
     assert f"<h3>{MACHINE} <small>(3 commits recorded, 3 rung steps between neighbours)</small></h3>" in page
     assert page.count("runtime class 1</small>") == 2  # the rung grid and the step-limit table
     assert f"title='lowered: load: {IVEC}'" in page.replace("&#x27;", "'")
-    cap = runtime_page._default_cap()
+    cap = default_cap()
     assert f"<td>{cap - 2977}</td>" in page and page.count("not recorded</td>") == 2 + 3  # C0, C3; dispatch
     # framed: the three differences from the previous record (the one across the suite change included)
     assert page.count("rung r3 step") == 1 and page.count("rung r0 step") == 2
@@ -236,9 +237,10 @@ def test_a_machine_with_step_limits_only_draws_no_empty_ladder(results: Path, tm
                      machine="lavapipe-test-tracer-on")
     html_root = tmp_path / "html"
     html_root.mkdir()
-    page = runtime_page.write(html_root, load_site_data(html_root, results, coverage_sets=[])).read_text()
+    data = load_site_data(html_root, results, coverage_sets=[])
+    page = runtime_page.PAGE.write(html_root, data).read_text()
     section = page[page.index("<h3>lavapipe-test-tracer-on"):]
     section = section[:section.index("</table>", section.index("class='limits'"))]
     assert "No ladder recorded on this machine." in section and "class='rungs'" not in section
-    cap = runtime_page._default_cap()
+    cap = default_cap()
     assert section.count(f"<td>{cap - 2977}</td>") == 2

@@ -11,6 +11,7 @@ to a copy of ``index.html`` reads Flot's own plot object.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import http.server
 import json
@@ -29,7 +30,7 @@ import pytest
 
 from vkbench.site import external_resources, make_offline
 from vkbench.site.assets import ASSETS, check_vendor
-from vkbench.site.coverage import render_page
+from vkbench.site.coverage_page import render_page
 
 pytest.importorskip("asv")
 
@@ -71,7 +72,7 @@ COVERAGE_SET = {
          "reason": "BLOCKED at export: GuardOnDataDependentSymNode Could not guard"},
     ],
 }
-#: The class :func:`vkbench.site.coverage.row_status` gives each row of COVERAGE_SET, in order.
+#: The class :func:`vkbench.site.coverage_page.row_status` gives each row of COVERAGE_SET, in order.
 STATUSES = ["partial", "delegated", "blocked"]
 
 
@@ -161,7 +162,7 @@ def test_landing_and_coverage_pages(site: Path) -> None:
 
 
 def test_coverage_rows_from_a_real_lowering() -> None:
-    from vkbench.site.coverage import probe_rows
+    from vkbench.site.coverage_sets import probe_rows
 
     rows = probe_rows(["elu"])
     assert [(r["name"], r["op"]) for r in rows] == [("elu", "aten.elu.default")]
@@ -227,7 +228,7 @@ def test_coverage_page_renders_offline(site: Path, server: str, tmp_path: Path) 
 
 
 def test_coverage_statuses_and_their_styles() -> None:
-    from vkbench.site.coverage import row_status
+    from vkbench.site.coverage_page import row_status
 
     assert [row_status(row) for row in COVERAGE_SET["rows"]] == STATUSES
     assert row_status({"op": "", "reason": "FAILED: lowering raised"}) == "blocked"
@@ -318,7 +319,7 @@ def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
     import vkbench.results.changes as changes_module
     import vkbench.results.events as events_module
     import vkbench.site as site
-    from vkbench.site import load
+    from vkbench.site import load, pages
 
     results = tmp_path / "results"
     _upstream_tree(results, [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(4)])
@@ -335,10 +336,10 @@ def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
             return function(*args, **kwargs)
         return call
 
-    def recorded(page: str, write: Callable[..., Path]) -> Callable[..., Path]:
-        def call(html_root: Path, data: object) -> Path:
+    def recorded(page: str, render: Callable[[Any], str]) -> Callable[[Any], str]:
+        def call(data: Any) -> str:
             handed.append((page, data))
-            return write(html_root, data)
+            return render(data)
         return call
 
     monkeypatch.setattr(changes_module, "changes", counted("changes", changes_module.changes))
@@ -352,15 +353,39 @@ def test_a_publish_reads_the_results_once_and_every_page_writes_from_that_data(
         return data
 
     monkeypatch.setattr(site, "load_site_data", load_then_move)
-    for page in site.PAGES:
-        monkeypatch.setattr(page, "write", recorded(page.__name__, page.write))
+    listed = pages.PAGES
+    watched = tuple(dataclasses.replace(page, render=recorded(page.file, page.render)) for page in listed)
+    monkeypatch.setattr(pages, "PAGES", watched)
     after = make_offline(tmp_path / "after", coverage=False, results_root=results)
 
     assert calls == {"read_recorded": 1, "changes": 1}
-    assert [name for name, _ in handed] == [page.__name__ for page in site.PAGES]
+    assert [name for name, _ in handed] == [page.file for page in listed]
     assert len({id(data) for _, data in handed}) == 1 and handed[0][1].results_root == results
-    assert {**after, "dashboard": ""} == {**before, "dashboard": ""} and before["coverage_sets"] == 1
-    assert before["changes"] == 1  # elu 1 -> 0 CPU ops
+    shown = {file: page["shows"] for file, page in before["pages"].items()}
+    assert shown == {file: page["shows"] for file, page in after["pages"].items()}
+    assert shown["coverage.html"] == "1 commit" and shown["changes.html"].endswith("1 step")  # elu 1 -> 0
     for name in ("index", "changes", "bugs", "coverage", "runtime"):
         assert (tmp_path / "after" / f"{name}.html").read_bytes() == (
             tmp_path / "before" / f"{name}.html").read_bytes(), name
+
+
+def test_a_new_page_is_one_page_object_and_one_line_in_the_list(tmp_path: Path, monkeypatch) -> None:
+    """What README's recipe says: a ``Page`` and its entry in ``PAGES``; ``make_offline`` writes it, the
+    navigation every page shows links it with its count, and nothing else changes."""
+    from vkbench.site import pages
+    from vkbench.site.page import Page
+
+    results = tmp_path / "results"
+    _upstream_tree(results, [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(4)])
+    def releases(data: Any) -> list[str]:
+        return sorted(set(data.release_names.values()))
+
+    new = Page("releases-list.html", "Releases", "every release the ledger recorded",
+               lambda data: f"<html><body>{', '.join(releases(data))}</body></html>",
+               lambda data: f"{len(releases(data))} releases")
+    monkeypatch.setattr(pages, "PAGES", (*pages.PAGES, new))
+    report = make_offline(tmp_path / "html", coverage=False, results_root=results)
+    assert (tmp_path / "html" / "releases-list.html").is_file()
+    assert report["pages"]["releases-list.html"]["shows"].endswith("releases")
+    index = (tmp_path / "html" / "index.html").read_text()
+    assert 'href="releases-list.html"' in index and "every release the ledger recorded" in index

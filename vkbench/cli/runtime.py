@@ -168,7 +168,8 @@ def _ladder(args: argparse.Namespace) -> int:
 
 def ladder(*, as_json: bool = False, markdown: bool = False) -> int:
     """Print the committed PolicyLadder results: the rung each entry reached, per machine and runner."""
-    from vkbench.site.runtime_page import ladder_table, machine_rows
+    from vkbench.site.runtime_page import ladder_table
+    from vkbench.site.runtime_rows import machine_rows
 
     headers, table = ladder_table(machine_rows())
     if as_json:

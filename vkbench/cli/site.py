@@ -48,7 +48,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     from vkbench.site import dashboard
     from vkbench.site.load import load_site_data
 
-    print(dashboard.write(args.html_root, load_site_data(args.html_root, args.results or RESULTS_ROOT)))
+    print(dashboard.PAGE.write(args.html_root, load_site_data(args.html_root, args.results or RESULTS_ROOT)))
     return 0
 
 
@@ -62,7 +62,7 @@ def _vendor(args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
-    from vkbench.site.coverage import collect
+    from vkbench.site.coverage_sets import collect
 
     data = collect(refresh=args.refresh, policies=args.policies)
     print(f"{len(data['rows'])} rows for executorch {data['executorch']}", file=sys.stderr)

@@ -9,12 +9,12 @@ docs call ``vkbench site make-offline html`` for ``html/upstream``):
    rewrites that site's ``index.html`` to load them instead of CDN URLs;
 2. reads what the pages show once, from one results root, into
    :class:`~vkbench.site.data.SiteData` (:func:`vkbench.site.load.load_site_data`);
-3. writes every page of :data:`PAGES` from it, each a ``write(html_root, data) -> Path``:
-   ``coverage.html`` (probe/policy x CPU op x partitioner reason, per commit;
-   :mod:`vkbench.site.coverage`), ``runtime.html`` (:mod:`vkbench.site.runtime_page`),
-   ``changes.html`` (:mod:`vkbench.site.changes_page`), ``bugs.html``, the bug list
-   (:mod:`vkbench.site.bugs_page`), and ``index.html``, the dashboard
-   (:mod:`vkbench.site.dashboard`: plots of the recorded results, linking the other pages).
+3. writes every page of :data:`vkbench.site.pages.PAGES` from it (each a :class:`~vkbench.site.page.Page`):
+   ``changes.html`` (:mod:`vkbench.site.changes_page`), ``coverage.html`` (probe/policy x CPU op x
+   partitioner reason, per commit; :mod:`vkbench.site.coverage_page`), ``runtime.html``
+   (:mod:`vkbench.site.runtime_page`), ``bugs.html``, the bug list (:mod:`vkbench.site.bugs_page`),
+   and ``index.html``, the dashboard (:mod:`vkbench.site.dashboard`: plots of the recorded results,
+   linking the other pages).
 """
 
 from __future__ import annotations
@@ -27,14 +27,11 @@ from typing import Any
 
 from vkbench import settings
 from vkbench.paths import RESULTS_ROOT
-from vkbench.site import bugs_page, changes_page, dashboard, runtime_page
-from vkbench.site import coverage as coverage_page
+from vkbench.site import coverage_sets, pages
 from vkbench.site.assets import ASSETS, VENDOR_DIR, check_vendor
 from vkbench.site.load import load_site_data
 from vkbench.site.navigation import SITES
 
-#: The pages, in the order they are written; each is ``write(html_root, data) -> Path``.
-PAGES = (coverage_page, runtime_page, changes_page, bugs_page, dashboard)
 _TAG = re.compile(r"<(script|link)\b[^>]*?(?:src|href)=\"(https?://[^\"]+)\"[^>]*>", re.I)
 
 
@@ -83,7 +80,7 @@ def cache_coverage(results_root: Path) -> None:
     The site still lists what is stored when this fails (no ExecuTorch importable, a probe raising).
     """
     try:
-        coverage_page.collect(results_root / coverage_page.FOLDER)
+        coverage_sets.collect(results_root / coverage_sets.FOLDER)
     except Exception as error:  # noqa: BLE001 - the page still lists what is cached
         print(f"vkbench.site: coverage not computed ({type(error).__name__}: {error})", file=sys.stderr)
 
@@ -96,7 +93,7 @@ def make_offline(html_root: Path, *, coverage: bool | None = None,
     ``results_root``: the recorded results every page reads (default: the checkout's ``results/``);
     ``coverage``: compute the installed ExecuTorch's probe coverage when not stored (default: yes
     unless ``$VKBENCH_SITE_COVERAGE=0``); ``coverage_sets`` replaces the stored sets (tests).
-    Returns the CDN URLs replaced per site, how many rows the pages list and the dashboard's path.
+    Returns the CDN URLs replaced per site and, per page, its path and what the navigation says it lists.
     """
     html_root, results_root = Path(html_root), Path(results_root)
     html_root.mkdir(parents=True, exist_ok=True)
@@ -105,11 +102,9 @@ def make_offline(html_root: Path, *, coverage: bool | None = None,
         cache_coverage(results_root)
     data = load_site_data(html_root, results_root, coverage_sets=coverage_sets)
     report: dict[str, Any] = {"sites": {site.name: vendor_site(html_root / site.name) for site in data.sites}}
-    written = {page.__name__: page.write(html_root, data) for page in PAGES}
-    report.update(coverage_sets=len(data.coverage_sets), runtime_rows=len(data.runtime_rows),
-                  changes=len(data.changes.changes), bugs=len(data.bugs),
-                  dashboard=str(written[dashboard.__name__]))
+    report["pages"] = {page.file: {"path": str(page.write(html_root, data)),
+                                   "shows": page.shows(data) if page.shows else ""} for page in pages.PAGES}
     return report
 
 
-__all__ = ["PAGES", "SITES", "external_resources", "make_offline", "rewrite_index"]
+__all__ = ["SITES", "external_resources", "make_offline", "rewrite_index"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 from typing import Any
 
 from vkbench.results.bugs import PERFORMANCE, UPSTREAM, BugRow, RuntimeDates, owner_counts, runtime_summary
 from vkbench.site.data import SiteData
+from vkbench.site.page import Page
 from vkbench.site.text import plural
 
 #: Owner -> the colour of its badge (upstream owners warm, the rest grey/blue).
@@ -180,10 +180,11 @@ that landed on a release branch only says so, and where main stands at its newes
 """
 
 
-def write(html_root: Path, data: SiteData) -> Path:
-    """Write ``bugs.html``: the publish's bug rows, naming the survey their lowering rows come from."""
-    path = Path(html_root) / "bugs.html"
+def page_html(data: SiteData) -> str:
+    """``bugs.html``: the publish's bug rows, naming the survey their lowering rows come from."""
     survey = data.recorded.survey
-    dates = runtime_summary(data.bugs, data.recorded)
-    path.write_text(render(data.bugs, survey.name if survey else "", dates))
-    return path
+    return render(data.bugs, survey.name if survey else "", runtime_summary(data.bugs, data.recorded))
+
+
+PAGE = Page("bugs.html", "Bug list", "each distinct failure: owner, blocked entries, probe, reproducer",
+            page_html, lambda data: plural(len(data.bugs), "row"))

@@ -15,7 +15,6 @@ a change of ExecuTorch. Offline: inline CSS only, no scripts, no external links.
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 from vkbench.commits.classes import Classes
 from vkbench.results.changes import (
@@ -29,6 +28,8 @@ from vkbench.results.changes import (
     Event,
 )
 from vkbench.site.data import SiteData
+from vkbench.site.page import Page
+from vkbench.site.text import plural
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}"
          "table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em;width:100%;table-layout:fixed}"
@@ -149,8 +150,11 @@ def render(table: Changes, classes: Classes | None) -> str:
     return "\n".join(parts)
 
 
-def write(html_root: Path, data: SiteData) -> Path:
-    """Write ``changes.html``: the publish's changes table and the classes of the recorded range."""
-    path = Path(html_root) / "changes.html"
-    path.write_text(render(data.changes, data.recorded.classes))
-    return path
+def page_html(data: SiteData) -> str:
+    """``changes.html``: the publish's changes table and the classes of the recorded range."""
+    return render(data.changes, data.recorded.classes)
+
+
+PAGE = Page("changes.html", "Changes", "one event per commit: what stepped, why, whether it was confirmed",
+            page_html, lambda data: f"{plural(len(data.changes.events), 'event')}, "
+                                    f"{plural(len(data.changes.changes), 'step')}")

@@ -1,7 +1,7 @@
-"""The site's one contract: :class:`SiteData`, everything the pages show, read once per publish.
+"""The site's data: :class:`SiteData`, everything the pages show, read once per publish.
 
-Every page is ``write(html_root, data) -> Path``: it renders from this object and reads nothing
-itself, so a publish reads each recorded file once, computes the changes table and the bug rows once,
+Every page (:class:`~vkbench.site.page.Page`) renders from this object and reads nothing itself,
+so a publish reads each recorded file once, computes the changes table and the bug rows once,
 and every page agrees with every other on the same numbers. :func:`vkbench.site.load.load_site_data`
 fills it from one results root.
 """
@@ -32,7 +32,8 @@ class SiteData:
     policy_runs: list[tuple[str, list[Outcome]]]  #: ``runtime/policy-latency-*.json``: runs outside asv
     coverage_sets: list[dict[str, Any]]  #: ``coverage/*.json``: coverage per ExecuTorch commit
     sites: list[AsvSite]  #: the asv sites published under the html root
-    links: list[Link]  #: the navigation every page header shows
+    #: the navigation every page header shows (set once the data is whole: each page counts from it)
+    links: list[Link] = field(default_factory=list)
     #: ``upstream/``'s runtime machines: rungs and step limits over commits, in runtime-class order.
     runtime_history: list[MachineTimeline] = field(default_factory=list)
 

@@ -2,9 +2,10 @@
 
 Each recorded file is read through its one reader (:func:`vkbench.results.records.read_recorded`);
 what the pages derive from it (the changes table, the bug rows, the runtime rows and the runtime
-machines' timelines over upstream commits, the navigation)
-is computed here once, not once per page: the changes table as events (:func:`vkbench.results.events.explain`)
-with the stored confirmations and release bases.
+machines' timelines over upstream commits, the navigation from every page's own count) is computed
+here once, not once per page, from the results model and the site's data modules (never a page's):
+the changes table as events (:func:`vkbench.results.events.explain`) with the stored confirmations
+and release bases.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import vkbench.site.pages
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results import confirmations
 from vkbench.results.bugs import bug_rows
@@ -20,11 +22,11 @@ from vkbench.results.events import explain, read_bases
 from vkbench.results.ledger_file import release_names
 from vkbench.results.records import read_recorded
 from vkbench.results.runtime_timeline import timelines
-from vkbench.site.coverage import FOLDER as COVERAGE_FOLDER
-from vkbench.site.coverage import stored as stored_coverage
+from vkbench.site.coverage_sets import FOLDER as COVERAGE_FOLDER
+from vkbench.site.coverage_sets import stored as stored_coverage
 from vkbench.site.data import SiteData
 from vkbench.site.navigation import asv_sites, links
-from vkbench.site.runtime_page import POLICY_LATENCY_FOLDER, policy_latency_tables, runtime_rows
+from vkbench.site.runtime_rows import POLICY_LATENCY_FOLDER, policy_latency_tables, runtime_rows
 
 
 def _stored(upstream: Path) -> confirmations.Stored:
@@ -62,8 +64,8 @@ def load_site_data(html_root: Path, results_root: Path = RESULTS_ROOT, *,
     rows = runtime_rows(recorded.releases)
     sets = stored_coverage(recorded.root / COVERAGE_FOLDER) if coverage_sets is None else coverage_sets
     sites = asv_sites(Path(html_root))
-    return SiteData(recorded, table, bugs, release_names(recorded.ledger), rows,
+    data = SiteData(recorded, table, bugs, release_names(recorded.ledger), rows,
                     policy_latency_tables(recorded.root / POLICY_LATENCY_FOLDER), sets, sites,
-                    links(sites, changes=len(table.changes), coverage_sets=len(sets), runtime_rows=len(rows),
-                          bugs=len(bugs), events=len(table.events)),
-                    timelines(recorded.upstream, recorded.runtime_classes))
+                    runtime_history=timelines(recorded.upstream, recorded.runtime_classes))
+    data.links = links(sites, [page.link(data) for page in vkbench.site.pages.PAGES])
+    return data

@@ -10,8 +10,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from vkbench.site.text import plural
-
 #: asv sites that may live under the html root, in the order the navigation lists them.
 SITES = ("releases", "upstream")
 ABOUT = {
@@ -52,18 +50,8 @@ def asv_sites(html_root: Path) -> list[AsvSite]:
     return [AsvSite.read(html_root / name) for name in SITES if (html_root / name / "index.html").exists()]
 
 
-def links(sites: list[AsvSite], *, changes: int, coverage_sets: int, runtime_rows: int,
-          bugs: int, events: int = 0) -> list[Link]:
-    """The navigation: the asv sites, then the changes, coverage, runtime and bug pages with their counts."""
+def links(sites: list[AsvSite], pages: list[Link | None]) -> list[Link]:
+    """The navigation: the asv sites, then each linked page's own entry (``Page.link``), in order."""
     found = [Link(f"{site.name}/index.html", site.name, f"{ABOUT.get(site.name, '')} "
                   f"({site.benchmarks} benchmarks, {site.commits} commits)") for site in sites]
-    return found + [
-        Link("changes.html", "Changes", "one event per commit: what stepped, why, whether it was confirmed "
-             f"({plural(events, 'event')}, {plural(changes, 'step')})"),
-        Link("coverage.html", "Coverage", "probe/policy × CPU op × partitioner reason, per commit "
-             f"({plural(coverage_sets, 'commit')})"),
-        Link("runtime.html", "Vulkan runtime", "Many(n) step limits, execute time, µs per dispatch "
-             f"({plural(runtime_rows, 'result set')})"),
-        Link("bugs.html", "Bug list", "each distinct failure: owner, blocked entries, probe, "
-             f"reproducer ({plural(bugs, 'row')})"),
-    ]
+    return found + [link for link in pages if link is not None]

@@ -19,101 +19,16 @@ import html
 import json
 import math
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from vkbench import settings
 from vkbench.execution.outcome import LADDER_HEADERS, ladder_rows
-from vkbench.paths import RESULTS_ROOT
-from vkbench.results.asv_files import read_dir
-from vkbench.results.ladder import LADDERS, rung_name
-from vkbench.results.model import Params, ResultFile, ResultSet
 from vkbench.results.runtime_timeline import MachineTimeline
 from vkbench.site.data import SiteData
+from vkbench.site.page import Page
 from vkbench.site.runtime_history import STYLE as HISTORY_STYLE
 from vkbench.site.runtime_history import section as history_section
-from vkbench.suite import catalogue
-from vkbench.suite.catalogue import Benchmark
-
-#: The checkout's release results, which ``vkbench runtime`` tabulates.
-RESULTS = RESULTS_ROOT / "releases"
-#: Under a results root: the policy runs recorded outside asv.
-POLICY_LATENCY_FOLDER = "runtime"
-
-#: asv's ``runner`` parameter -> how the page names it.
-RUNNER_LABELS = {"python": "Python runtime", "native": "C++ runner"}
-#: ``Many(n)`` benchmarks (params: n × runner) -> column label, ``{runner}`` filled in.
-MANY_COLUMNS = {
-    catalogue.MANY_EXECUTE: "execute ({runner})",
-    catalogue.MANY_PER_DISPATCH: "µs per dispatch ({runner})",
-    catalogue.MANY_DIFF: "max abs diff ({runner})",
-}
-MANY_EAGER = catalogue.MANY_EAGER
-EAGER_MANY_LABEL = "eager PyTorch"
-#: Policy benchmarks (params: entry × backend × runner) -> quantity.
-POLICY_BENCHMARKS = {catalogue.POLICY_FORWARD: "forward", catalogue.POLICY_DIFF: "max abs diff"}
-POLICY_EAGER = catalogue.POLICY_EAGER
-STEP_LIMIT = catalogue.STEP_LIMIT
-#: How ``ProbeLadder`` names its rows (params ``probe/<name>``), next to the policy entries.
-PROBE_PREFIX = "probe/"
-
-
-def machine_rows(results: Path = RESULTS) -> list[dict[str, Any]]:
-    """:func:`runtime_rows` of the asv results under ``results`` (the checkout's releases by default)."""
-    return runtime_rows(read_dir(results))
-
-
-def runtime_rows(found: ResultSet) -> list[dict[str, Any]]:
-    """One dict per (machine, result file) that holds runtime benchmarks."""
-    rows = []
-    for record in found.files:
-        runtime = {name: held for name, held in record.results.items()
-                   if name.startswith(("bench_runtime.", "bench_policy_runtime."))}
-        if not any(p.value is not None for name, held in runtime.items() if name != MANY_EAGER.name
-                   for p in held.points()):
-            continue
-        machine = found.machines.get(record.machine, {})
-        row: dict[str, Any] = {"machine": record.machine, "commit": record.commit[:8],
-                               "cpu": machine.get("cpu", ""), "limits": {}, "many": {}, "policies": {},
-                               "ladder": {}}
-        for benchmark, quantity in POLICY_BENCHMARKS.items():
-            for (entry, backend, runner), value in _values(record, benchmark):
-                row["policies"].setdefault((RUNNER_LABELS[runner], entry, backend), {})[quantity] = value
-        for (entry,), value in _values(record, POLICY_EAGER):
-            row["policies"].setdefault(("eager PyTorch", entry, "eager"), {})["forward"] = value
-        for benchmark in LADDERS:
-            for (entry, runner), short in _values(record, benchmark):
-                if short is not None:
-                    row["ladder"][(RUNNER_LABELS[runner], entry)] = rung_name(short)
-        for (runner,), short in _values(record, STEP_LIMIT):
-            if short is None:
-                continue
-            cap = _default_cap()  # asv does not store VKBENCH_STEP_CAP with the results
-            limit = int(cap - short)  # asv stores floats; a step count is whole
-            row["limits"][RUNNER_LABELS[runner]] = {"short_of_cap": short, "cap": cap, "limit": limit}
-        for benchmark, label in MANY_COLUMNS.items():
-            for (n, runner), value in _values(record, benchmark):
-                row["many"].setdefault(int(n), {})[label.format(runner=RUNNER_LABELS[runner])] = value
-        for (n,), value in _values(record, MANY_EAGER):
-            row["many"].setdefault(int(n), {})[EAGER_MANY_LABEL] = value
-        rows.append(row)
-    return rows
-
-
-def many_labels() -> list[str]:
-    """Every ``Many(n)`` column the page can show, in order."""
-    return [template.format(runner=label) for template in MANY_COLUMNS.values()
-            for label in RUNNER_LABELS.values()] + [EAGER_MANY_LABEL]
-
-
-def _values(record: ResultFile, benchmark: Benchmark) -> list[tuple[Params, float | None]]:
-    """``(params, value)`` for every parameter combination of one benchmark (none when it has no value)."""
-    points = record.points(benchmark.name)
-    return [(p.params, p.value) for p in points] if any(p.value is not None for p in points) else []
-
-
-def _default_cap() -> int:
-    return settings.integer("VKBENCH_STEP_CAP")
+from vkbench.site.runtime_rows import PROBE_PREFIX, RUNNER_LABELS, default_cap, machine_rows, many_labels
+from vkbench.site.text import plural
 
 
 def _has_value(result: Any) -> bool:
@@ -131,19 +46,6 @@ def _fmt(label: str, value: Any) -> str:
     if "diff" in label:
         return f"{value:.3g}"
     return f"{value * 1e3:.2f} ms"
-
-
-def policy_latency_tables(folder: Path) -> list[tuple[str, list[Any]]]:
-    """Runs saved outside asv (``vkbench runtime run --out``, or older ``runs`` files), as outcomes."""
-    from vkbench.execution.outcome import Outcome
-
-    tables = []
-    for path in sorted(folder.glob("policy-latency-*.json")):
-        data = json.loads(path.read_text())
-        runs = data.get("outcomes") or data.get("runs") or []
-        if runs:
-            tables.append((path.name, [Outcome.from_json(run) for run in runs]))
-    return tables
 
 
 def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]],
@@ -196,7 +98,7 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
         for item in ladder:
             parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in item) + "</tr>")
         parts.append("</table>")
-    parts.append(history_section(history or [], _default_cap(), RUNNER_LABELS))
+    parts.append(history_section(history or [], default_cap(), RUNNER_LABELS))
     recorded = policy_rows(rows)
     if recorded:
         parts.append("<h2>Policy forward latency (asv)</h2><table><tr><th>machine</th><th>runner</th>"
@@ -214,12 +116,14 @@ def render(rows: list[dict[str, Any]], policy_tables: list[tuple[str, list[Any]]
     return "\n".join(parts)
 
 
-def write(html_root: Path, data: SiteData) -> Path:
-    """Write ``runtime.html``: the runtime rows of the releases, the runtime machines of the upstream
-    results over commits, and the policy runs outside asv."""
-    path = Path(html_root) / "runtime.html"
-    path.write_text(render(data.runtime_rows, data.policy_runs, data.runtime_history))
-    return path
+def page_html(data: SiteData) -> str:
+    """``runtime.html``: the runtime rows of the releases, the runtime machines of the upstream results
+    over commits, and the policy runs outside asv."""
+    return render(data.runtime_rows, data.policy_runs, data.runtime_history)
+
+
+PAGE = Page("runtime.html", "Vulkan runtime", "Many(n) step limits, execute time, µs per dispatch", page_html,
+            lambda data: plural(len(data.runtime_rows), "result set"))
 
 
 def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:

@@ -28,6 +28,6 @@ what a section shows (:mod:`.data`, ``load_*``) is kept apart from drawing
 
 from __future__ import annotations
 
-from vkbench.site.dashboard.page import write
+from vkbench.site.dashboard.page import PAGE
 
-__all__ = ["write"]
+__all__ = ["PAGE"]

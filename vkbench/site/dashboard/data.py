@@ -317,7 +317,7 @@ def load_upstream(data: SiteData) -> Upstream:
 
 
 def load_step_limits(data: SiteData) -> list[StepLimit]:
-    """Step limits of the runtime rows (:func:`vkbench.site.runtime_page.runtime_rows`); device, tracer:
+    """Step limits of the runtime rows (:func:`vkbench.site.runtime_rows.runtime_rows`); device, tracer:
     the machine's name."""
     limits = []
     for row in data.runtime_rows:

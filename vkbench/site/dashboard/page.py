@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from pathlib import Path
 
 from vkbench.results.bugs import BugRow
 from vkbench.site.dashboard.data import (
@@ -47,6 +46,7 @@ from vkbench.site.dashboard.plots import (
 )
 from vkbench.site.data import SiteData
 from vkbench.site.navigation import Link
+from vkbench.site.page import Page
 from vkbench.site.runtime_page import is_probe, ladder_counts, ladder_headline
 from vkbench.site.text import plural
 
@@ -380,10 +380,8 @@ def render(sections: list[Section], links: list[Link], tiles_html: str) -> str:
             "</body></html>\n")
 
 
-def write(html_root: Path, data: SiteData) -> Path:
-    """Write ``html_root/index.html``, the dashboard, from the publish's data; return its path."""
-    html_root = Path(html_root)
-    html_root.mkdir(parents=True, exist_ok=True)
+def page_html(data: SiteData) -> str:
+    """``index.html``, the dashboard, from the publish's data (it holds the navigation to the others)."""
     survey = load_survey(data)
     scaling = load_scaling(data)
     upstream = load_upstream(data)
@@ -392,6 +390,7 @@ def write(html_root: Path, data: SiteData) -> Path:
                 scaling_section(scaling, load_pattern_bug(data)),
                 upstream_section(upstream, data.has_site("upstream")), steps_section(limits),
                 ladder_section(load_ladder(data))]
-    page = html_root / "index.html"
-    page.write_text(render(sections, data.links, tiles(survey, scaling, upstream, limits)))
-    return page
+    return render(sections, data.links, tiles(survey, scaling, upstream, limits))
+
+
+PAGE = Page("index.html", "Dashboard", "the state of the Vulkan backend at a glance", page_html)
