@@ -133,3 +133,15 @@ def test_the_headline_tile_gives_executorchs_share_only_when_every_lowered_row_h
     assert "of 3,738 by ExecuTorch&#x27;s get_delegation_info" in both and "99.3%</b>" in both
     one_missing = tile_text(_survey_row("act/model", (1856, 13)), _survey_row("act/old", None))
     assert "get_delegation_info" not in one_missing and "policy nodes on Vulkan" in one_missing
+
+
+def test_the_policies_docs_list_both_shares_and_leave_executorchs_empty_where_not_recorded() -> None:
+    from vkbench.site.docs import SHARE_DEFINITIONS, shares_markdown
+
+    blocked = {"entry": "x/blocked", "policy": "x", "status": "blocked", "coverage": None}
+    text = shares_markdown([_survey_row("act/model", (1856, 13)), _survey_row("act/old", None), blocked])
+    rows = [line for line in text.splitlines() if line.startswith("| act/")]
+    lines = {line.split(" | ")[0].strip("| "): line for line in rows}
+    assert lines["act/model"] == "| act/model | 1,807 / 1,812 | 99.7 % | 1,856 / 1,869 | 99.3 % |"
+    assert lines["act/old"] == "| act/old | 1,807 / 1,812 | 99.7 % |  |  |"
+    assert "x/blocked" not in text and SHARE_DEFINITIONS in text and "get_delegation_info" in text

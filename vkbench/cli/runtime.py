@@ -16,6 +16,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from vkbench import tables
 from vkbench.cli.common import Subparsers, add_format_options, print_classes
@@ -156,10 +157,32 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _results(args: argparse.Namespace) -> int:
-    from vkbench.site.runtime_page import main as runtime_tables
-
     print(runtime_tables(markdown=args.markdown, as_json=args.json))
     return 0
+
+
+def runtime_tables(markdown: bool = False, as_json: bool = False) -> str:
+    """What ``vkbench runtime`` prints: the committed asv runtime results, tabulated."""
+    from vkbench.site.runtime_page import policy_rows, table_rows
+    from vkbench.site.runtime_rows import machine_rows
+
+    rows = machine_rows()
+    if as_json:
+        def policies(row: dict[str, Any]) -> list[dict[str, Any]]:
+            return [{"runner": runner, "entry": entry, "backend": backend, **values}
+                    for (runner, entry, backend), values in row["policies"].items()]
+
+        return json.dumps([{**row, "policies": policies(row)} for row in rows], indent=2)
+    labels, limit_rows, many_rows = table_rows(rows)
+    draw = tables.draw(markdown)
+    parts = [draw(["machine", "commit", "runner", "step limit", "cap"], limit_rows),
+             draw(["machine", "n", *labels], many_rows)]
+    recorded = policy_rows(rows)
+    if recorded:
+        parts.append("Policy forward latency (asv; — where a backend cannot run the entry):")
+        headers = ["machine", "runner", "entry", "backend", "forward (median)", "max abs diff vs eager"]
+        parts.append(draw(headers, recorded))
+    return "\n\n".join(parts)
 
 
 def _ladder(args: argparse.Namespace) -> int:

@@ -12,7 +12,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from vkbench import tables
 from vkbench.paths import ROOT
 from vkbench.results.surveys import read_survey
 
@@ -50,13 +52,42 @@ def refresh(text: str, name: str, output: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
+#: The two shares' one-line definitions, under the table that shows both (the dashboard says the same).
+SHARE_DEFINITIONS = (
+    "*vkbench's share*: `call_function` nodes of the lowered edge graph inside the Vulkan delegates over all "
+    "of them (`getitem` and the delegate calls are plumbing, not counted). *ExecuTorch's share*: "
+    "`get_delegation_info`'s `num_delegated_nodes` over delegated + `num_non_delegated_nodes` (it counts "
+    "`getitem` nodes too, not the delegate calls); empty for a row recorded before vkbench took it."
+)
+
+
+def shares_markdown(rows: list[dict[str, Any]]) -> str:
+    """Both shares of every lowered entry of a saved survey, side by side."""
+    body = []
+    for row in rows:
+        c = row.get("coverage") or {}
+        if row.get("status") != "lowered" or not c:
+            continue
+        total, delegated = c.get("nodes_total", 0), c.get("nodes_delegated", 0)
+        et, non = c.get("et_delegated_nodes"), c.get("et_non_delegated_nodes")
+        et_cells = ["", ""] if et is None or non is None else [
+            f"{et:,} / {et + non:,}", f"{100 * et / (et + non):.1f} %" if et + non else "n/a"]
+        body.append([row["entry"], f"{delegated:,} / {total:,}",
+                     f"{100 * delegated / total:.1f} %" if total else "n/a", *et_cells])
+    header = ["entry", "vkbench: on Vulkan / nodes", "vkbench's share", "ExecuTorch: delegated / counted",
+              "ExecuTorch's share"]
+    table = tables.markdown(header, body)
+    return f"### Both shares per lowered entry\n\n{table}\n\n{SHARE_DEFINITIONS}"
+
+
 def policies_from_json(path: Path) -> str:
     """The policies section rendered from a saved ``vkbench policies --json`` document (its one reader,
-    :func:`vkbench.results.surveys.read_survey`, reads it)."""
+    :func:`vkbench.results.surveys.read_survey`, reads it), then both shares per lowered entry."""
     from vkbench.workloads.policies import Row, format_markdown
 
-    rows = [Row(**row) for row in read_survey(path).rows]
-    return format_markdown(rows) + f"\n\n(from `{path}`)\n"
+    survey = read_survey(path)
+    rows = [Row(**row) for row in survey.rows]
+    return format_markdown(rows) + "\n\n" + shares_markdown(survey.rows) + f"\n\n(from `{path}`)\n"
 
 
 def write(name: str, output: str, root: Path = ROOT) -> Path:

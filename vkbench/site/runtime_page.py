@@ -10,13 +10,12 @@ execute time, µs per dispatch and max abs difference against eager; the policy
 ladder; the runtime machines of ``<results root>/upstream/`` over the commits they recorded (rungs and
 step limits per commit, :mod:`vkbench.site.runtime_history`); plus runs recorded outside asv
 (``<results root>/runtime/policy-latency-*.json``: lavapipe with the tracer ON, which no asv machine
-holds). ``vkbench runtime`` prints the release tables from the checkout's results (:func:`main`).
+holds). ``vkbench runtime`` prints the release tables (:func:`vkbench.cli.runtime.runtime_tables`).
 """
 
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections import Counter
 from typing import Any
@@ -27,7 +26,7 @@ from vkbench.site.data import SiteData
 from vkbench.site.page import Page
 from vkbench.site.runtime_history import STYLE as HISTORY_STYLE
 from vkbench.site.runtime_history import section as history_section
-from vkbench.site.runtime_rows import PROBE_PREFIX, RUNNER_LABELS, default_cap, machine_rows, many_labels
+from vkbench.site.runtime_rows import PROBE_PREFIX, RUNNER_LABELS, default_cap, many_labels
 from vkbench.site.text import plural
 
 
@@ -188,27 +187,3 @@ def policy_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
             out.append([row["machine"], runner, entry, backend, _fmt("forward", values.get("forward")),
                         _fmt("max abs diff", values.get("max abs diff"))])
     return out
-
-
-def main(markdown: bool = False, as_json: bool = False) -> str:
-    """What ``vkbench runtime`` prints: the committed asv runtime results, tabulated."""
-    from vkbench import tables
-
-    rows = machine_rows()
-    if as_json:
-        def policies(row: dict[str, Any]) -> list[dict[str, Any]]:
-            return [{"runner": runner, "entry": entry, "backend": backend, **values}
-                    for (runner, entry, backend), values in row["policies"].items()]
-
-        return json.dumps([{**row, "policies": policies(row)} for row in rows], indent=2)
-    labels, limit_rows, many_rows = table_rows(rows)
-    draw = tables.markdown if markdown else tables.render
-    limit_table = draw(["machine", "commit", "runner", "step limit", "cap"], limit_rows)
-    many_table = draw(["machine", "n", *labels], many_rows)
-    parts = [limit_table, many_table]
-    recorded = policy_rows(rows)
-    if recorded:
-        parts.append("Policy forward latency (asv; — where a backend cannot run the entry):")
-        headers = ["machine", "runner", "entry", "backend", "forward (median)", "max abs diff vs eager"]
-        parts.append(draw(headers, recorded))
-    return "\n\n".join(parts)
