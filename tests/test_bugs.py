@@ -469,8 +469,8 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
 
 
 def test_dashboard_links_the_bug_list_from_blockers_and_ladder(site_data):
-    from vkbench.site.dashboard.data import load_ladder, load_survey
     from vkbench.site.dashboard.page import blockers_section, ladder_section
+    from vkbench.site.dashboard.views import load_ladder, load_survey
 
     assert any(link.href == "bugs.html" for link in site_data.links)
     assert 'href="bugs.html"' in blockers_section(load_survey(site_data)).body

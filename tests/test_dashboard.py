@@ -32,7 +32,7 @@ import pytest
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.site import dashboard, external_resources
-from vkbench.site.dashboard.data import load_scaling, load_survey, load_upstream
+from vkbench.site.dashboard.views import load_scaling, load_survey, load_upstream
 from vkbench.site.data import SiteData
 from vkbench.site.load import load_site_data
 from vkbench.suite import catalogue

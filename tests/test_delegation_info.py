@@ -95,9 +95,9 @@ def _survey_row(entry: str, et: tuple[int, int] | None) -> dict[str, Any]:
 
 def test_dashboard_share_shows_executorchs_only_where_recorded() -> None:
     pytest.importorskip("matplotlib")
-    from vkbench.site.dashboard.data import _entry_share
     from vkbench.site.dashboard.page import share_definitions
     from vkbench.site.dashboard.plots import plot_share
+    from vkbench.site.dashboard.views import _entry_share
 
     new, old = _entry_share(_survey_row("act/model", (1856, 13))), _entry_share(_survey_row("act/old", None))
     assert new.et_share == pytest.approx(1856 / 1869) and old.et_share is None
@@ -121,8 +121,8 @@ def test_coverage_page_rows_carry_both_counts_only_where_recorded() -> None:
 
 
 def test_the_headline_tile_gives_executorchs_share_only_when_every_lowered_row_has_it() -> None:
-    from vkbench.site.dashboard.data import Survey, Upstream, _entry_share
     from vkbench.site.dashboard.page import tiles
+    from vkbench.site.dashboard.views import Survey, Upstream, _entry_share
 
     def tile_text(*rows: dict[str, Any]) -> str:
         survey = Survey("f.json", "1.5.1", "m", [_entry_share(row) for row in rows], [])
@@ -136,7 +136,7 @@ def test_the_headline_tile_gives_executorchs_share_only_when_every_lowered_row_h
 
 
 def test_the_policies_docs_list_both_shares_and_leave_executorchs_empty_where_not_recorded() -> None:
-    from vkbench.site.docs import SHARE_DEFINITIONS, shares_markdown
+    from vkbench.runs.doc_sections import SHARE_DEFINITIONS, shares_markdown
 
     blocked = {"entry": "x/blocked", "policy": "x", "status": "blocked", "coverage": None}
     text = shares_markdown([_survey_row("act/model", (1856, 13)), _survey_row("act/old", None), blocked])

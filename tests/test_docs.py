@@ -1,7 +1,7 @@
 """The generated sections of ``docs/`` are not stale.
 
 Sections between ``<!-- vkbench:NAME -->`` markers are the output of a
-``vkbench`` command (:mod:`vkbench.site.docs`). Those computed from committed
+``vkbench`` command (:mod:`vkbench.runs.doc_sections`). Those computed from committed
 files (the settings table, the runtime and ladder tables, the policy survey)
 are regenerated here and must equal the text in the file; the measured ones
 (probes, partition) cannot be re-measured in a test, so their rows must name
@@ -19,14 +19,14 @@ import pytest
 
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results.asv_files import read_dir
-from vkbench.site import docs
+from vkbench.runs import doc_sections
 from vkbench.suite import catalogue
 
 POLICY_SURVEY = "results/policies/executorch-1.5.1-x86_64-2core.json"
 
 
 def section(name: str) -> str:
-    match = docs._pattern(name).search(docs.section_file(name).read_text())
+    match = doc_sections._pattern(name).search(doc_sections.section_file(name).read_text())
     assert match is not None
     return match.group(0)
 
@@ -50,17 +50,18 @@ def release_values(benchmark: catalogue.Benchmark, version: str = "1.5.1+cpu") -
 
 @pytest.mark.parametrize("name", ["settings", "runtime", "ladder"])
 def test_sections_made_from_committed_files_are_current(name: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "vkbench", *docs.SECTIONS[name]], capture_output=True,
-                          text=True, timeout=300, check=True)
-    text = docs.section_file(name).read_text()
-    assert docs.refresh(text, name, done.stdout.rstrip() + "\n") == text, (
+    command = [sys.executable, "-m", "vkbench", *doc_sections.SECTIONS[name]]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+    text = doc_sections.section_file(name).read_text()
+    assert doc_sections.refresh(text, name, done.stdout.rstrip() + "\n") == text, (
         f"docs section {name!r} is stale: run `vkbench docs {name}`")
 
 
 def test_policy_section_is_the_committed_survey() -> None:
-    text = docs.section_file("policies").read_text()
-    rendered = docs.policies_from_json(ROOT / POLICY_SURVEY).replace(str(ROOT / POLICY_SURVEY), POLICY_SURVEY)
-    assert docs.refresh(text, "policies", rendered) == text, (
+    text = doc_sections.section_file("policies").read_text()
+    survey = ROOT / POLICY_SURVEY
+    rendered = doc_sections.policies_from_json(survey).replace(str(survey), POLICY_SURVEY)
+    assert doc_sections.refresh(text, "policies", rendered) == text, (
         f"docs section 'policies' is stale: run `vkbench docs --policies-json {POLICY_SURVEY}`")
 
 

@@ -20,8 +20,8 @@ from vkbench.results import sidecar
 from vkbench.results.asv_files import read_dir
 from vkbench.results.events import ReleaseBases, explain
 from vkbench.results.model import Failure, Provenance
-from vkbench.site.dashboard.data import Upstream
 from vkbench.site.dashboard.headlines import upstream_headline
+from vkbench.site.dashboard.views import Upstream
 from vkbench.suite import catalogue
 
 START, M0, M1, M2, M3 = (c * 40 for c in "01234")

@@ -75,18 +75,18 @@ def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path, mo
 
 
 def test_docs_sections_each_live_in_one_file_and_refresh_in_place(tmp_path):
-    from vkbench.site import docs
+    from vkbench.runs import doc_sections
 
-    for name in docs.SECTIONS:  # every generated section has a home in docs/
-        assert docs.section_file(name).parent.name == "docs", name
+    for name in doc_sections.SECTIONS:  # every generated section has a home in docs/
+        assert doc_sections.section_file(name).parent.name == "docs", name
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "suite.md"
     page.write_text("# x\n<!-- vkbench:probes -->\nold\n<!-- /vkbench:probes -->\ntail\n")
-    assert docs.write("probes", "| new |\n", root=tmp_path) == page
+    assert doc_sections.write("probes", "| new |\n", root=tmp_path) == page
     assert page.read_text() == ("# x\n<!-- vkbench:probes -->\n`vkbench probe --markdown`:\n\n| new |\n\n"
                                 "<!-- /vkbench:probes -->\ntail\n")
     with pytest.raises(KeyError, match="runtime"):
-        docs.section_file("runtime", root=tmp_path)
+        doc_sections.section_file("runtime", root=tmp_path)
 
 
 def test_readme_stays_short_and_links_every_doc():

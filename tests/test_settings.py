@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vkbench.site import docs, settings
+from vkbench import settings
+from vkbench.runs import doc_sections
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,5 +46,5 @@ def test_empty_value_means_default_unless_empty_is_a_value(monkeypatch):
 
 
 def test_docs_table_is_generated_from_the_declarations():
-    page = docs.section_file("settings").read_text()
+    page = doc_sections.section_file("settings").read_text()
     assert settings.markdown() in page

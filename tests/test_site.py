@@ -263,7 +263,7 @@ def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Pat
     from vkbench.results import sidecar
     from vkbench.results.model import Provenance
     from vkbench.site.dashboard import plots
-    from vkbench.site.dashboard.data import load_upstream
+    from vkbench.site.dashboard.views import load_upstream
     from vkbench.site.load import load_site_data
 
     commits = [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(19)]
@@ -298,8 +298,8 @@ def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Pat
 
 
 def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
-    from vkbench.site.dashboard.data import Scaling
     from vkbench.site.dashboard.page import scaling_section
+    from vkbench.site.dashboard.views import Scaling
 
     scale = Scaling("box", "c" * 40, "ExecuTorch 9.9", {50: 1.6, 400: 44.57},
                     {"propose_partitions": {50: 0.1, 400: 47.28}, "fusable_patterns": {50: 1.96, 400: 1.93},

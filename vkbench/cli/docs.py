@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers
-from vkbench.site.docs import SECTIONS
+from vkbench.runs.doc_sections import SECTIONS
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -20,6 +20,6 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _docs(args: argparse.Namespace) -> int:
-    from vkbench.site.docs import main as regenerate
+    from vkbench.runs.doc_sections import main as regenerate
 
     return regenerate(args.names, args.policies_json)

@@ -21,7 +21,7 @@ headline that states the takeaway in numbers:
    rows of :mod:`vkbench.site.runtime_page`).
 
 Everything comes from the publish's :class:`~vkbench.site.data.SiteData`. Selecting
-what a section shows (:mod:`.data`, ``load_*``) is kept apart from drawing
+what a section shows (:mod:`.views`, ``load_*``) is kept apart from drawing
 (:mod:`.plots`, matplotlib's SVG backend without pyplot), from the sentences
 (:mod:`.headlines`) and from the HTML (:mod:`.page`).
 """

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from vkbench.results.changes import Change
-from vkbench.site.dashboard.data import (
+from vkbench.site.dashboard.views import (
     EntryShare,
     Scaling,
     StepLimit,

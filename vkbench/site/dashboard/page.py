@@ -10,22 +10,6 @@ import html
 from dataclasses import dataclass
 
 from vkbench.results.bugs import BugRow
-from vkbench.site.dashboard.data import (
-    FUSABLE_PHASE,
-    PARTITION_TIME,
-    CommitSeries,
-    EntryShare,
-    Scaling,
-    StepLimit,
-    Survey,
-    Upstream,
-    load_ladder,
-    load_pattern_bug,
-    load_scaling,
-    load_step_limits,
-    load_survey,
-    load_upstream,
-)
 from vkbench.site.dashboard.headlines import (
     blockers_headline,
     pct,
@@ -43,6 +27,22 @@ from vkbench.site.dashboard.plots import (
     plot_scaling,
     plot_share,
     plot_step_limits,
+)
+from vkbench.site.dashboard.views import (
+    FUSABLE_PHASE,
+    PARTITION_TIME,
+    CommitSeries,
+    EntryShare,
+    Scaling,
+    StepLimit,
+    Survey,
+    Upstream,
+    load_ladder,
+    load_pattern_bug,
+    load_scaling,
+    load_step_limits,
+    load_survey,
+    load_upstream,
 )
 from vkbench.site.data import SiteData
 from vkbench.site.navigation import Link

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from vkbench.site.dashboard.data import (
+from vkbench.site.dashboard.views import (
     PARTITION_TIME,
     CommitSeries,
     EntryShare,

@@ -1,4 +1,4 @@
-"""The dashboard's data: what each section shows, taken from :class:`~vkbench.site.data.SiteData`.
+"""The dashboard's views: what each section shows, taken from :class:`~vkbench.site.data.SiteData`.
 
 The site's loader has read the results root once; the loaders here (``load_*``) only select and
 shape what the dashboard draws: the policy survey's per-entry shares, the partition scaling of the
