@@ -94,7 +94,7 @@ OLDER_SUITE = "older suite"
 LEFT_OUT_REASONS = (SUITE_CHANGED, OLDER_SUITE_CHANGED, OLDER_SUITE, TIMING_NOT_CONFIRMED)
 
 Value = float | str  #: a number, or ``"failed"``
-Point = tuple[Value, str]  #: a value and the reason stored for it
+ReasonedValue = tuple[Value, str]  #: a value and the reason stored for it
 
 
 @dataclass
@@ -416,7 +416,7 @@ def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value,
                   suite_before=previous.version(bench.name), suite_after=current.version(bench.name))
 
 
-def compared(line: str, bench: catalogue.Benchmark, param: str, before: Point, after: Point,
+def compared(line: str, bench: catalogue.Benchmark, param: str, before: ReasonedValue, after: ReasonedValue,
              previous: ResultFile, current: ResultFile, cause: CommitClass | None,
              exact: bool) -> Change | LeftOut:
     """A step between two neighbours: a row when one suite digest recorded both sides, else the step
@@ -507,8 +507,8 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
     rows: list[Change] = []
     left_out: list[LeftOut] = []
 
-    def step(line: str, bench: catalogue.Benchmark, param: str, previous: ResultFile, before: Point,
-             current: ResultFile, after: Point) -> None:
+    def step(line: str, bench: catalogue.Benchmark, param: str, previous: ResultFile, before: ReasonedValue,
+             current: ResultFile, after: ReasonedValue) -> None:
         if line == "main" and classes is not None and index[current.commit] == index[previous.commit]:
             return  # one class: the same lowering inputs
         if line == "releases" and previous.commit in index and current.commit in index:
@@ -522,8 +522,8 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
 
     for line, files in lines(found, classes).items():
         for bench in COUNTS + DETERMINISTIC + TIMINGS:
-            last: dict[str, tuple[ResultFile, Point]] = {}  # the neighbour, whatever its suite
-            last_of_suite: dict[tuple[str, str | None], tuple[ResultFile, Point]] = {}
+            last: dict[str, tuple[ResultFile, ReasonedValue]] = {}  # the neighbour, whatever its suite
+            last_of_suite: dict[tuple[str, str | None], tuple[ResultFile, ReasonedValue]] = {}
             for current in files:
                 version = series(current, bench)
                 for param, point in _points(current, bench).items():
