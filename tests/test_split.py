@@ -14,7 +14,7 @@ from vkbench.results import sidecar
 from vkbench.results.asv_files import read_file
 from vkbench.results.model import Provenance
 from vkbench.results.recording import RecordingError, recording
-from vkbench.runs import split
+from vkbench.runs import benchmark_split as split
 from vkbench.suite.tiers import GATE
 
 COLUMNS = ["result", "params", "version", "started_at", "duration"]

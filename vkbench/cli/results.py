@@ -138,7 +138,7 @@ def _shards(args: argparse.Namespace) -> int:
 def shards(hashes: Path, tier: str, budget_minutes: float, results: list[Path],
            out: Path | None = None) -> int:
     """Print the shard plan (JSON) for the commits in ``hashes``; also write ``out/shard-<i>.txt``."""
-    from vkbench.results.shards import plan, read_hashes, to_json
+    from vkbench.results.commit_shards import plan, read_hashes, to_json
 
     try:
         result = plan(read_hashes(hashes), tier, budget_minutes, results)

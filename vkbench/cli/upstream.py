@@ -45,7 +45,7 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument("--split", type=int, default=1, metavar="N",
                         help="asv run only: deal the -b pattern's alternatives to N asv processes side "
                              "by side (own environments and results folders), merged after; on 2 cores "
-                             "--split 2 (vkbench/runs/split.py)")
+                             "--split 2 (vkbench/runs/benchmark_split.py)")
     parser.add_argument("asv_args", nargs=argparse.REMAINDER,
                         help="-- then an asv subcommand and its arguments (run, continuous, compare, find, "
                              "publish, ...)")

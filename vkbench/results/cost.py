@@ -21,7 +21,7 @@ not in the gate) has its duration split by the sampled time of each
 parameter, since asv stores one duration per benchmark.
 
 A run split over asv processes side by side (``vkbench upstream --split N``,
-:mod:`vkbench.runs.split`) costs its longest process, not their sum. One asv
+:mod:`vkbench.runs.benchmark_split`) costs its longest process, not their sum. One asv
 process runs benchmarks one after another, so benchmarks whose times overlap
 (``started_at`` + ``duration``) ran in different processes: the file's
 benchmarks are dealt to as few processes as their times allow, and the wall is

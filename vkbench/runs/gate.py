@@ -21,7 +21,7 @@ from pathlib import Path
 from vkbench.results import verdict
 from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
-from vkbench.runs import split
+from vkbench.runs import benchmark_split
 from vkbench.runs.lanes import run_lanes
 from vkbench.suite.tiers import COMPARED
 
@@ -95,7 +95,7 @@ def again(pattern: str, suspects: list[verdict.Row]) -> str:
     """The alternatives of ``pattern`` that select a suspect row: what is measured again. A net phase's
     other phases are points of the same benchmark, so they come along; a changed partitioning's row
     is confirmed by its own counts."""
-    kept = [alternative for alternative in split.alternatives(pattern)
+    kept = [alternative for alternative in benchmark_split.alternatives(pattern)
             if any(re.search(alternative, asv_name(row.benchmark, row.point)) for row in suspects)]
     return "|".join(kept) or pattern
 
@@ -105,7 +105,8 @@ def selection(policies: bool) -> str:
     records take ~2.5 min a side on 2 cores; the daily recording compares them)."""
     if policies:
         return COMPARED
-    return "|".join(a for a in split.alternatives(COMPARED) if not a.startswith(r"^bench_policies\."))
+    kept = benchmark_split.alternatives(COMPARED)
+    return "|".join(a for a in kept if not a.startswith(r"^bench_policies\."))
 
 
 def repro(base: str, head: str, source: Path, mirror: bool) -> str:

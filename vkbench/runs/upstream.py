@@ -46,7 +46,7 @@ from vkbench.results.failure_log import LOG_SETTING
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
 from vkbench.runs import asv_machine
-from vkbench.runs import split as split_run
+from vkbench.runs import benchmark_split as split_run
 from vkbench.runs.provenance import run_provenance
 from vkbench.suite.tiers import bench_args
 
@@ -279,7 +279,7 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
     """Run one asv subcommand against the mirror; return asv's exit status.
 
     ``split`` > 1 deals an ``asv run``'s benchmarks to that many asv processes side by side
-    (:mod:`vkbench.runs.split`)."""
+    (:mod:`vkbench.runs.benchmark_split`)."""
     command = asv_command(config_out, asv_args, machine, tier)
     if split > 1 and command[3] != "run":
         raise UpstreamError(f"--split works with asv run only, not {command[3]}")
