@@ -32,12 +32,11 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 #: The test files that take longest (seconds of a two-worker run on an idle 2-core machine, 2026-12-07):
 #: the scheduler hands the first two out one to each worker, and the others fill in behind them. The
-#: two gate files run asv processes of their own (the continuous one two at once). Only the balance
-#: depends on this list.
+#: gate file runs two asv processes at once (``test_regression_gate.py``, asv over a range, is in the
+#: slow set). Only the balance depends on this list.
 LONGEST_FIRST = (
     "test_regression_gate_continuous.py",  # 250 s: vkbench gate over base/comment and base/small (sides side
     # by side, small re-measured)
-    "test_regression_gate.py",  # 160 s: asv run over base and drop, compare, publish, a confirmation
     "test_bugs.py",  # 120 s: every reproducer run in one interpreter
     "test_probes.py",  # 100 s: probe_coverage, every probe partitioned once (pattern-graph cache working)
     "test_policies.py",  # 100 s: four fast entries surveyed, the retry on small modules

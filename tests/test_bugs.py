@@ -450,7 +450,7 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
     from vkbench.site import bugs_page, external_resources
 
     assert len(site_data.bugs) == len(rows)
-    page = bugs_page.write(tmp_path, site_data)
+    page = bugs_page.PAGE.write(tmp_path, site_data)
     assert page == tmp_path / "bugs.html"
     text = page.read_text()
     assert external_resources(page) == [] and "http" not in text.replace('href="index.html"', "")

@@ -6,7 +6,7 @@ The repo and its four commits are ``tests/gate_repo.py``'s. Here asv records ``b
 
 * every recorded commit has the ``mish`` probe's CPU ops;
 * ``asv compare base drop`` shows ``track_cpu_ops('mish')`` rising (``+``);
-* ``vkbench history confirm`` re-measures that step on both sides and stores it reproduced (slow set);
+* ``vkbench history confirm`` re-measures that step on both sides and stores it reproduced;
 * ``asv publish`` writes the site.
 """
 
@@ -18,6 +18,10 @@ import pytest
 
 pytest.importorskip("asv")
 pytest.importorskip("executorch.backends.vulkan.partitioner.vulkan_partitioner")
+#: In the slow set (~3 min of CI on 2 cores beside the other gate file): CI runs asv over the same fixture
+#: repo through ``vkbench gate`` (``test_regression_gate_continuous.py``: both sides built, measured,
+#: judged, a failing side measured again); ``asv compare``/``publish``/``history confirm`` run here.
+pytestmark = pytest.mark.slow
 
 from gate_repo import MACHINE, asv, changed_rows, new_gate, results  # noqa: E402
 
@@ -68,13 +72,9 @@ def test_publish_builds_the_site(gate: dict) -> None:
     assert graphs, sorted(p.name for p in html.iterdir())
 
 
-@pytest.mark.slow
 def test_confirmation_measures_both_sides_again_and_stores_the_verdict(gate: dict) -> None:
-    """``vkbench history confirm``'s run on the gate repo: the drop's ``mish`` step reproduces exactly.
-
-    In the slow set (two more asv runs, ~2 min of CI): CI measures both sides again through ``vkbench
-    gate`` (``test_regression_gate_continuous.py``) and audits every stored confirmation (``test_confirm``).
-    """
+    """``vkbench history confirm``'s run on the gate repo: the drop's ``mish`` step reproduces exactly
+    (CI audits every stored confirmation: ``test_confirm``)."""
     from vkbench.results import confirmations
     from vkbench.results.asv_files import read_dir
     from vkbench.results.changes import changes
