@@ -361,9 +361,16 @@ sys.stdout.write(json.dumps(done))
 
 
 @pytest.fixture(scope="module")
-def ran() -> dict[str, tuple[int, str]]:
-    """Every reproducer's exit status and output."""
-    items = [[str(path)] for path in REPROS]
+def ran(request: pytest.FixtureRequest) -> dict[str, tuple[int, str]]:
+    """The exit status and output of every reproducer a selected test reads (all of them with the slow
+    set; in CI the runtime ones, which only lower here, are left to it), in one interpreter."""
+    def path_of(item: pytest.Item) -> Path | None:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return params.get("path") if "ran" in getattr(item, "fixturenames", ()) else None
+
+    wanted = {path_of(item) for item in request.session.items}
+    wanted.add(REPRO / "partition_reexports_pattern_graphs.py")
+    items = [[str(path)] for path in REPROS if path in wanted]
     done = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(items)], capture_output=True, text=True,
                           timeout=1200)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -397,6 +404,7 @@ def test_the_fixed_flatc_failure_shows_without_the_fix():
     assert _expected(path, "Expected with --unfixed") in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in REPROS if needs_vulkan(p)], ids=lambda p: p.stem)
 def test_runtime_reproducer_lowers_then_asks_for_a_vulkan_build(path, ran):
     """Here (no VulkanBackend) it lowers and exits 2; on a Vulkan build it must show its error."""
