@@ -28,6 +28,7 @@ from vkbench.suite.catalogue import FAST_ENTRIES, STAGES, VLA_ENTRIES  # fixed: 
 
 from .common import (
     cache_directory,
+    et_count,
     note_cpu,
     note_failure,
     note_inputs,
@@ -129,7 +130,7 @@ class _Counts:
         Every call_function node inside the delegates, getitem included; recorded beside vkbench's
         counts so a reader can match them with what ExecuTorch's own tools report.
         """
-        return _et_count(self.coverage, "et_delegated_nodes")
+        return et_count(self.coverage, "et_delegated_nodes")
 
     track_et_delegated_nodes.unit = "nodes"
 
@@ -139,17 +140,9 @@ class _Counts:
         Every call_function node outside the delegates except the delegate calls, so getitem
         counts as a CPU node here and not in ``track_cpu_ops``.
         """
-        return _et_count(self.coverage, "et_non_delegated_nodes")
+        return et_count(self.coverage, "et_non_delegated_nodes")
 
     track_et_non_delegated_nodes.unit = "nodes"
-
-
-def _et_count(coverage: dict[str, Any], key: str) -> int:
-    """The record's ExecuTorch count, or asv's skip where this ExecuTorch cannot give it."""
-    value = coverage.get(key)
-    if value is None:
-        skip("executorch.devtools.backend_debug.get_delegation_info is unavailable at this commit")
-    return value
 
 
 class _Cost:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import PROBE_NAMES, lower_probe, quiet, skip, suite_version, version_classes
+from .common import PROBE_NAMES, et_count, lower_probe, quiet, skip, suite_version, version_classes
 
 version = suite_version(__name__)  # asv: every benchmark here, a digest of the code its records run
 
@@ -60,7 +60,7 @@ class ProbeCoverage(_Probes):
         Every call_function node inside the delegates, getitem included; recorded beside vkbench's
         counts so a reader can match them with what ExecuTorch's own tools report.
         """
-        return _et_count(cache[case], "et_delegated_nodes")
+        return et_count(cache[case], "et_delegated_nodes")
 
     track_et_delegated_nodes.unit = "nodes"
 
@@ -70,17 +70,9 @@ class ProbeCoverage(_Probes):
         Every call_function node outside the delegates except the delegate calls, so getitem
         counts as a CPU node here and not in ``track_cpu_ops``.
         """
-        return _et_count(cache[case], "et_non_delegated_nodes")
+        return et_count(cache[case], "et_non_delegated_nodes")
 
     track_et_non_delegated_nodes.unit = "nodes"
-
-
-def _et_count(record: dict[str, Any], key: str) -> int:
-    """The record's ExecuTorch count, or asv's skip where this ExecuTorch cannot give it."""
-    value = record.get(key)
-    if value is None:
-        skip("executorch.devtools.backend_debug.get_delegation_info is unavailable at this commit")
-    return value
 
 
 class ProbeWork(_Probes):

@@ -79,6 +79,15 @@ def skip(reason: str) -> NoReturn:
     raise NotImplementedError(reason)
 
 
+def et_count(record: dict[str, Any], key: str) -> int:
+    """A lowering record's ExecuTorch count (``get_delegation_info``'s ``et_delegated_nodes`` or
+    ``et_non_delegated_nodes``), or asv's skip where this ExecuTorch cannot give it."""
+    value = record.get(key)
+    if value is None:
+        skip("executorch.devtools.backend_debug.get_delegation_info is unavailable at this commit")
+    return value
+
+
 def require_import(error: str | None, module: str) -> None:
     """Quiet the loggers, and skip when ``module`` failed to import at this commit (``error``)."""
     quiet()

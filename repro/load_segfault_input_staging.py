@@ -1,6 +1,6 @@
 """A 5-D input that a Vulkan delegate only passes through crashes the runtime (SIGSEGV) while loading.
 
-Row: load_segfault_input_staging (owner: Vulkan runtime; no probe yet).
+Row: load_segfault_input_staging (owner: Vulkan runtime; probe: clone_5d, the same module).
 Blocks on the GPU: fastwam/vae_encoder (the Wan VAE's feature cache: ``x[:, :, -2:].clone()`` of one frame).
 Needs: a Vulkan-enabled ExecuTorch (``vkbench build full``; run this with ``.venv-vulkan-off/bin/python``,
 docs/runtime.md); it only loads, so any torch will do. Recorded on lavapipe (results/bugs/repro-runs-*.json).

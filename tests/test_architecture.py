@@ -214,3 +214,15 @@ def test_no_stale_benchmark_names() -> None:
             if name not in known and not (name in retired and path.name in MIGRATIONS):
                 stale.append(f"{path.relative_to(ROOT)}: {name}")
     assert stale == []
+
+
+def test_the_command_line_imports_no_torch_before_a_subcommand_runs() -> None:
+    """``python -m vkbench`` parses its arguments (and names a bad one) without importing torch or
+    ExecuTorch: a usage error is one line in a fraction of a second, not after seconds of imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, vkbench.cli; "
+            "print(','.join(sorted(m for m in ('torch', 'executorch') if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "", done.stdout

@@ -96,6 +96,26 @@ def test_judge_keeps_classes_whose_counts_are_equal_and_restarts_the_rest(tmp_pa
     assert record.contradictions() == []
 
 
+def test_a_probe_the_recorded_grid_lacks_is_added_not_compared(tmp_path: Path) -> None:
+    """A probe added to the catalogue: the recorded grid has no point for it, so its value is listed as
+    added and the class is kept on the points both sides have; a class with nothing to compare restarts."""
+    cpu, failed = catalogue.PROBE_CPU_OPS.name, catalogue.PROBE_FAILED.name
+    recorded, measured = tmp_path / "recorded" / "box", tmp_path / "measured" / "box"
+    _asv(recorded / "1.json", "1" * 40, 1, {cpu: {"mish": 3.0}, failed: {"elu": 0.0}},
+         {cpu: OLD, failed: OLD})
+    _asv(measured / "1.json", "1" * 40, 1, {cpu: {"mish": 3.0, "clone_5d": 0.0}, failed: {"clone_5d": 0.0}},
+         {cpu: NEW, failed: NEW})
+    (tmp_path / "measured" / "benchmarks.json").write_text(json.dumps(
+        {cpu: {"unit": "ops"}, failed: {"unit": "failed"}, "version": 2}))
+    [record] = judge(read_dir(tmp_path / "recorded"), [read_dir(tmp_path / "measured")], "box", ["1" * 8],
+                     "test", "2026-12-07")
+    assert record.kept == ["ProbeCoverage"] and record.restarted == ["ProbeFailure"]
+    assert record.values[cpu]["1" * 8] == [[3.0], [3.0]]
+    assert record.added == {cpu: [f"{cpu}('clone_5d')"], failed: [f"{failed}('clone_5d')"]}
+    assert Equivalence.from_json(json.loads(json.dumps(record.to_json()))) == record
+    assert record.contradictions() == []
+
+
 def test_changes_compare_a_kept_class_across_the_suite_change(tmp_path: Path, monkeypatch) -> None:
     cpu = catalogue.PROBE_CPU_OPS.name
     box = tmp_path / "results" / "box"

@@ -14,7 +14,7 @@ from vkbench.workloads.scaling import loglog_exponent
 @pytest.fixture(scope="module")
 def partition_report():
     done = subprocess.run(
-        [sys.executable, "-m", "vkbench", "partition", "--blocks", "50", "100", "--json"],
+        [sys.executable, "-m", "vkbench", "partition", "--blocks", "20", "40", "--json"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -25,9 +25,9 @@ def partition_report():
 
 def test_blocks_give_n_plus_one_partitions(partition_report):
     points = {p["blocks"]: p for p in partition_report["points"]}
-    assert points[50]["partitions"] == 51
-    assert points[100]["partitions"] == 101
-    assert points[100]["nodes"] == 2 * points[50]["nodes"]
+    assert points[20]["partitions"] == 21
+    assert points[40]["partitions"] == 41
+    assert points[40]["nodes"] == 2 * points[20]["nodes"]
 
 
 def test_phases_split_the_partition_time(partition_report):

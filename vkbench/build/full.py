@@ -180,15 +180,19 @@ def run(
         raise BuildError(f"exit {code}: {' '.join(map(str, command))}\n" + "\n".join(tail[-15:]))
 
 
+def pinned_torch(text: str | None) -> dict[str, str | None]:
+    """The torch an ExecuTorch tree pins, read from its ``torch_pin.py`` text (None: the file is absent)."""
+    pin: dict[str, str | None] = {"torch_pin": None, "nightly_pin": None}
+    for key, name in (("torch_pin", "TORCH_VERSION"), ("nightly_pin", "NIGHTLY_VERSION")):
+        match = re.search(rf"^{name}\s*=\s*['\"]([^'\"]+)['\"]", text or "", re.M)
+        pin[key] = match.group(1) if match else None
+    return pin
+
+
 def torch_pin(checkout: Path) -> dict[str, str | None]:
     """The checkout's torch pin (``torch_pin.py``) and the torch in use."""
-    pin: dict[str, str | None] = {"torch_pin": None, "nightly_pin": None}
     path = checkout / "torch_pin.py"
-    if path.exists():
-        text = path.read_text()
-        for key, name in (("torch_pin", "TORCH_VERSION"), ("nightly_pin", "NIGHTLY_VERSION")):
-            match = re.search(rf"^{name}\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
-            pin[key] = match.group(1) if match else None
+    pin = pinned_torch(path.read_text() if path.exists() else None)
     try:
         import torch
 

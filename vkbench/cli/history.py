@@ -130,6 +130,12 @@ def add_parser(sub: Subparsers) -> None:
     bases.add_argument("--out", type=Path, help="default: results/history/release-bases.json")
     bases.set_defaults(run=_bases)
 
+    pins = verbs.add_parser("torch-pins", help="add to each recorded result's provenance the torch its "
+                                               "commit pins (torch_pin.py, read from the mirror)")
+    pins.add_argument("--mirror", type=Path, required=True)
+    pins.add_argument("--results", type=Path, default=RESULTS_ROOT / "upstream")
+    pins.set_defaults(run=_torch_pins)
+
 
 def _read_classes(path: Path):  # noqa: ANN202 - a Classes; imported lazily
     from vkbench.commits.classes import Classes
@@ -343,6 +349,23 @@ def _bases(args: argparse.Namespace) -> int:
     for commit, known in sorted(found.bases.items(), key=lambda item: item[1]["tag"]):
         print(f"{known['tag']} {commit[:8]}: left main at {known['base'][:8]}")
     print(f"written to {path}")
+    return 0
+
+
+def _torch_pins(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from vkbench.runs.upstream import UpstreamError, git_dir, stamp_torch_pins
+
+    if not args.results.is_dir():
+        raise UsageError(f"{args.results}: no such results folder")
+    try:
+        stamped = stamp_torch_pins(args.results, git_dir(args.mirror))
+    except UpstreamError as error:
+        raise UsageError(str(error)) from None
+    pins = Counter(pin or "no torch_pin.py" for _, pin in stamped)
+    said = ", ".join(f"{n} x {pin}" for pin, n in sorted(pins.items()))
+    print(f"{len(stamped)} result files without a torch pin read: {said}")
     return 0
 
 

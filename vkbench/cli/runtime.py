@@ -20,9 +20,8 @@ from typing import Any
 
 from vkbench import tables
 from vkbench.cli.common import Subparsers, add_format_options, print_classes
-from vkbench.execution.bundle import BACKENDS
-from vkbench.execution.runners import RUNNERS
 from vkbench.paths import RESULTS_ROOT, ROOT
+from vkbench.suite.catalogue import RUNNERS, RUNTIME_BACKENDS
 
 #: The runtime build's inputs and the range's runtime classes (beside the lowering's, same forms).
 RUNTIME_INPUTS = RESULTS_ROOT / "history" / "inputs-runtime.json"
@@ -51,19 +50,19 @@ def add_parser(sub: Subparsers) -> None:
         parser.add_argument("workloads", nargs="+", metavar="WORKLOAD",
                             help="many/<n> (Many(n)), probe/<name> (an op probe) or a policy entry "
                                  "(act/model)")
-        parser.add_argument("--backend", nargs="+", choices=list(BACKENDS), default=list(BACKENDS))
+        parser.add_argument("--backend", nargs="+", choices=RUNTIME_BACKENDS, default=list(RUNTIME_BACKENDS))
 
     run = actions.add_parser("run", help="lower, load, execute and compare with eager: one row per "
                                          "workload, backend and runner")
     workloads(run)
-    run.add_argument("--runner", nargs="+", choices=list(RUNNERS), default=["python"])
+    run.add_argument("--runner", nargs="+", choices=RUNNERS, default=["python"])
     run.add_argument("--in-process", action="store_true", help="no child process per workload")
     run.add_argument("--out", type=Path, help="also write the outcomes' JSON there")
     add_format_options(run)
     run.set_defaults(run=_run)
 
     limit = actions.add_parser("limit", help="largest Many(n) that executes on Vulkan: gallop, then bisect")
-    limit.add_argument("--runner", choices=list(RUNNERS), default="python")
+    limit.add_argument("--runner", choices=RUNNERS, default="python")
     limit.add_argument("--cap", type=int, help="default: $VKBENCH_STEP_CAP")
     limit.add_argument("--start", type=int, help="default: $VKBENCH_STEP_START")
     limit.add_argument("--resolution", type=int, default=1, help="stop bisecting at this bracket width")
@@ -77,7 +76,7 @@ def add_parser(sub: Subparsers) -> None:
                          help="a load/execute failure whose line matches this regular expression")
     symptom.add_argument("--diverges", action="store_true", help="output SNR against eager below --min-snr")
     culprit.add_argument("--min-snr", type=float, default=40.0, help="dB (default 40)")
-    culprit.add_argument("--runner", choices=list(RUNNERS), default="python")
+    culprit.add_argument("--runner", choices=RUNNERS, default="python")
     culprit.add_argument("--out", type=Path, help="also write the answer's JSON there")
     culprit.add_argument("--json", action="store_true", help="one JSON document on stdout")
     culprit.set_defaults(run=_culprit)

@@ -32,7 +32,7 @@ import torch
 
 from vkbench.core.compat import require, safe_import
 from vkbench.core.failures import child_stderr_captured, first_error_line
-from vkbench.core.phases import PhaseClock, patched
+from vkbench.core.phases import FUSABLE, PARTITIONER_PHASES, PROPOSE, SUPPORT, PhaseClock, clock_name, patched
 from vkbench.core.reasons import SkipReasons, op_name, recording_skip_reasons
 from vkbench.core.rss import PeakRSS
 
@@ -269,7 +269,7 @@ def _instrumented(
 
     def checked(original):
         def is_node_supported(self, submodules, node):
-            with clock.phase("partition.is_node_supported"):
+            with clock.phase(clock_name(SUPPORT)):
                 result = original(self, submodules, node)
             supported[node.name] = bool(result)
             return result
@@ -286,10 +286,10 @@ def _instrumented(
             patched(
                 (_vk_patterns or None) if vulkan else None,
                 "get_all_fusable_subgraphs",
-                timed("partition.fusable_patterns"),
+                timed(clock_name(FUSABLE)),
             )
         )
-        stack.enter_context(patched(fx_cls, "propose_partitions", timed("partition.propose_partitions")))
+        stack.enter_context(patched(fx_cls, "propose_partitions", timed(clock_name(PROPOSE))))
         stack.enter_context(patched(operators_cls, "is_node_supported", checked))
         for name, entry in sorted(_pattern_registry().items()) if vulkan else ():
             stack.enter_context(patched(entry, "get_graphs_fn", timed(PATTERN_GRAPHS + name)))
@@ -557,14 +557,9 @@ def lower_allowing_non_core(
 def partition_phases(clock: PhaseClock) -> dict[str, float]:
     """Exclusive seconds per partition phase; ``other`` is the partitioner's own glue.
     ``fusable_patterns`` includes its sub-phases (:func:`pattern_graph_phases`)."""
-    names = {
-        "partition.fusable_patterns": "fusable_patterns",
-        "partition.propose_partitions": "propose_partitions",
-        "partition.is_node_supported": "is_node_supported",
-        "partition": "other",
-    }
+    names = {**{clock_name(phase): phase for phase in PARTITIONER_PHASES}, "partition": "other"}
     phases = {short: clock.seconds.get(long, 0.0) for long, short in names.items()}
-    phases["fusable_patterns"] += sum(pattern_graph_phases(clock).values())
+    phases[FUSABLE] += sum(pattern_graph_phases(clock).values())
     return {short: round(value, 4) for short, value in phases.items()}
 
 

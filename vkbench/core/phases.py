@@ -19,6 +19,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The partitioner's phases, each clocked as :func:`clock_name` around the code it names (torch.fx's
+#: ``propose_partitions``, ExecuTorch's fusable-pattern search, its ``is_node_supported``). Spelled only
+#: here: the lowering's patches and report, the counted child, the catalogue's grids and the gate's
+#: verdict read this tuple, so a new phase is one entry here and one patch in :mod:`vkbench.core.lowering`.
+PARTITIONER_PHASES = ("propose_partitions", "fusable_patterns", "is_node_supported")
+PROPOSE, FUSABLE, SUPPORT = PARTITIONER_PHASES
+
+
+def clock_name(phase: str) -> str:
+    """The :class:`PhaseClock` name of partitioner phase ``phase`` (``partition.<phase>``)."""
+    return f"partition.{phase}"
+
 
 @dataclass
 class PhaseClock:

@@ -164,10 +164,3 @@ def vulkan_runtime_status() -> dict[str, Any]:
         status["vulkaninfo_error"] = devices["error"]
     status["runnable"] = bool(registered and devices["available"] is not False)
     return status
-
-
-def require_vulkan_runtime() -> None:
-    """Raise ``NotImplementedError`` (asv skip) unless VulkanBackend is registered."""
-    registered, reason = vulkan_registered()
-    if not registered:
-        raise NotImplementedError(reason)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vkbench.results.asv_files import read_file, read_listing, result_paths, write_file, write_listing
+from vkbench.results.asv_files import read_file, write_file
 from vkbench.results.model import STAT_COLUMNS, BenchmarkResult
 
 
@@ -133,17 +133,3 @@ def migrate_file(path: Path, suite: dict[str, dict[str, Any]]) -> bool:
             record.results.pop(move.old, None)
     write_file(record)
     return True
-
-
-def migrate(results_dir: Path, benchmark_dir: Path) -> list[Path]:
-    """Migrate every machine's result files under ``results_dir`` and its ``benchmarks.json``."""
-    suite = discover(benchmark_dir)
-    changed = [path for path in result_paths(results_dir) if migrate_file(path, suite)]
-    known = read_listing(results_dir)
-    if known:
-        for move in MOVES:
-            known.pop(move.old, None)
-        for name in {move.new for move in MOVES}:
-            known[name] = suite[name]
-        write_listing(results_dir, known)
-    return changed

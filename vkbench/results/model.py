@@ -108,9 +108,6 @@ class BenchmarkResult:
             return [self.name]
         return [f"{self.name}({', '.join(combo)})" for combo in product(*self.params)]
 
-    def by_params(self) -> dict[Params, float | None]:
-        return {p.params: p.value for p in self.points()}
-
     def stat(self, column: str) -> list[Any]:
         return self.stats.get(column) or [None] * len(self.values)
 
@@ -141,7 +138,9 @@ class Provenance:
     recorded_at: str | None = None  #: ISO 8601, when vkbench wrote the sidecar
     vkbench_commit: str | None = None  #: the vkbench checkout that recorded it
     base_wheel: str | None = None  #: the release wheel an ``aot`` build overlaid the commit on
-    torch: str | None = None
+    torch: str | None = None  #: the torch the run lowered with (``torch.__version__``)
+    #: the torch the recorded commit pins (its ``torch_pin.py``: 2.12.0 before 294c328c, 2.13.0 after)
+    torch_pin: str | None = None
     measured_as: str | None = None  #: the commit whose lowering inputs this one shares, when not itself
     release: str | None = None  #: the release tag (``v1.4.0``) at the recorded commit, if any
 

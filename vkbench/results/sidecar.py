@@ -300,15 +300,6 @@ def merge(result_path: Path, provenance: Provenance | None = None,
         return write(result_path, record)
 
 
-def drop_failures(result_path: Path, keep: Iterable[tuple[str, Params]]) -> None:
-    """Forget failure reasons of points that now have values (a re-run fixed them)."""
-    with locks.locked(Path(result_path).parent):
-        record = read_for_update(result_path)
-        wanted = set(keep)
-        record.failures = {k: v for k, v in record.failures.items() if k in wanted}
-        write(result_path, record)
-
-
 def move(source: Path, target: Path) -> None:
     """Carry a result file's sidecar along when the file is renamed or merged into ``target``.
 

@@ -40,7 +40,7 @@ EVENTS_PER_BLOCK = 50
 #: Tracks where more is better.
 HIGHER_IS_BETTER = {catalogue.PROBE_ET_DELEGATED.name, catalogue.POLICY_ET_DELEGATED.name}
 #: Phases judged on their own (``fusable_patterns`` and ``total`` net of ``pattern_graphs``).
-JUDGED_PHASES = ("propose_partitions", "fusable_patterns", "is_node_supported", "total")
+JUDGED_PHASES = (*catalogue.PHASES, "total")
 
 REGRESSION = "regression"
 UNEXPECTED = "unexpected improvement"

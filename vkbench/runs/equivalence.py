@@ -68,11 +68,14 @@ def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, comm
           measured_with: str, date: str, pattern: str = COUNTS) -> list[Equivalence]:
     """One record per benchmark module measured (pure): old = the recorded version, new = the
     re-measured one; a class is kept when every count it has at every reference commit is equal.
-    Only the points ``pattern`` selected are compared (the others were not measured again)."""
+    Only the points ``pattern`` selected are compared (the others were not measured again); a point
+    the recorded grid lacks (a probe added to the catalogue) is listed as added, not compared, and
+    a class none of whose points could be compared is restarted."""
     units = {name: str(meta.get("unit")) for lane in measured for name, meta in lane.benchmarks.items()
              if isinstance(meta, dict)}
     files = [f for lane in measured for f in lane.files]
     values: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    added: dict[str, dict[str, set[str]]] = {}
     versions: dict[str, tuple[set[str], set[str]]] = {}
     for commit in commits:
         after = next((f for f in files if f.commit.startswith(commit) and f.machine == machine),
@@ -90,7 +93,10 @@ def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, comm
             was = before.values(name)
             now = {params: value for params, value in after.values(name).items()
                    if re.search(pattern, name) or re.search(pattern, asv_name(name, ", ".join(params)))}
-            pairs = [[was.get(params), value] for params, value in now.items()]
+            # A point the recorded grid does not have (a new probe) starts its series: not compared.
+            for params in now.keys() - was.keys():
+                added.setdefault(module, {}).setdefault(name, set()).add(asv_name(name, ", ".join(params)))
+            pairs = [[was[params], value] for params, value in now.items() if params in was]
             values.setdefault(module, {}).setdefault(name, {})[commit] = [
                 [p[0] for p in pairs], [p[1] for p in pairs]]
     records = []
@@ -103,8 +109,12 @@ def judge(recorded: ResultSet, measured: Sequence[ResultSet], machine: str, comm
         classes = sorted({name.split(".")[1] for name in benchmarks})
         changed = {name.split(".")[1] for name, by_commit in benchmarks.items()
                    for was, now in by_commit.values() if not all(map(_same, was, now))}
+        changed |= {name.split(".")[1] for name, by_commit in benchmarks.items()
+                    if not any(was for was, _ in by_commit.values())}  # nothing of it compared
+        new_points = {name: sorted(points) for name, points in sorted(added.get(module, {}).items())}
         records.append(Equivalence(module, old.pop(), new.pop(), [c for c in classes if c not in changed],
-                                   sorted(changed), list(commits), benchmarks, measured_with, date))
+                                   sorted(changed), list(commits), benchmarks, measured_with, date,
+                                   new_points))
     return records
 
 

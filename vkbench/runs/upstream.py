@@ -361,8 +361,10 @@ def release_tag(gdir: Path, commit: str) -> str | None:
 
 
 def commit_provenance(gdir: Path, commit: str) -> Provenance:
-    """What the mirror says of a recorded commit: its release tag and the aot base wheel it ran on."""
+    """What the mirror says of a recorded commit: its release tag, the aot base wheel it ran on and the
+    torch it pins (the run itself says which torch it lowered with)."""
     from vkbench.build.base_release import base_chooser
+    from vkbench.build.full import pinned_torch
     from vkbench.build.messages import AotError
 
     version = git.text(["show", f"{commit}:version.txt"], git_dir=gdir) if commit else None
@@ -370,7 +372,27 @@ def commit_provenance(gdir: Path, commit: str) -> Provenance:
         base = base_chooser()(version)
     except AotError:
         base = None
-    return Provenance(release=release_tag(gdir, commit), base_wheel=base)
+    pin = git.text(["show", f"{commit}:torch_pin.py"], git_dir=gdir, check=False) if commit else None
+    return Provenance(release=release_tag(gdir, commit), base_wheel=base,
+                      torch_pin=pinned_torch(pin)["torch_pin"])
+
+
+def stamp_torch_pins(root: Path, gdir: Path) -> list[tuple[Path, str | None]]:
+    """Give every result file under ``root`` whose provenance lacks it the torch its commit pins (read
+    from the mirror ``gdir``: ``torch_pin.py`` at the file's commit; files of commits without one get
+    nothing). Only that field is added; the stamp is a fact of the commit, like its release tag."""
+    from vkbench.results import sidecar
+    from vkbench.results.asv_files import read_dir
+
+    stamped = []
+    for record in read_dir(root).files:
+        if record.sidecar.provenance.torch_pin is not None:
+            continue
+        pin = commit_provenance(gdir, record.commit).torch_pin
+        if pin is not None:
+            sidecar.merge(record.path, Provenance(torch_pin=pin))
+        stamped.append((record.path, pin))
+    return stamped
 
 
 def clone_dir(config: Path) -> Path:

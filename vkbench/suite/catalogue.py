@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vkbench.core.phases import PARTITIONER_PHASES
+
 #: The op probes (:mod:`vkbench.workloads.probes` builds them; a test checks both lists agree).
 PROBE_NAMES = [
     "linear_f32", "linear_bf16", "conv2d_batch1", "conv2d_batch2", "elu", "mish", "var",
     "conv_transpose1d", "index_put", "split_one_piece", "mha_cross", "index_dim1",
     "layer_norm_no_affine", "logical_not", "complex_rope", "inputless_partition", "empty_like_transposed",
     "bucketize", "conv2d_padding_valid", "rms_norm_one_plus_weight", "int32_to_bool", "div_0d",
-    "group_norm_3d", "relower_unbacked",
+    "group_norm_3d", "relower_unbacked", "clone_5d",
 ]
 #: ``Blocks(n)`` sizes; the gate tier selects the first three (:mod:`vkbench.suite.tiers`).
 BLOCK_SIZES = [50, 100, 200, 400]
-#: The partitioner phases :mod:`vkbench.core.phases` clocks.
-PHASES = ["propose_partitions", "fusable_patterns", "is_node_supported"]
+#: The partitioner phases :mod:`vkbench.core.phases` clocks (named there).
+PHASES = list(PARTITIONER_PHASES)
 #: ``Blocks(n)`` sizes whose partitioner work is counted (:mod:`vkbench.workloads.partition_work`);
 #: the gate tier selects the first two. 400 is left out: its count alone would take minutes.
 WORK_SIZES = [50, 100, 200]

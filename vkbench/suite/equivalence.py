@@ -47,18 +47,23 @@ class Equivalence:
     values: dict[str, dict[str, list[list[Any]]]] = field(default_factory=dict)
     measured_with: str = ""  #: the command, machine and stack of the re-measurement
     date: str = ""
+    #: ``benchmark -> [asv names]`` of points the recorded grid did not have (a new probe): their
+    #: series begin under the kept version; nothing recorded is compared with them.
+    added: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "old": self.old, "new": self.new, "kept": self.kept,
                 "restarted": self.restarted, "commits": self.commits, "values": self.values,
-                "measured_with": self.measured_with, "date": self.date}
+                "measured_with": self.measured_with, "date": self.date,
+                **({"added": self.added} if self.added else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Equivalence:
         return cls(str(data["module"]), str(data["old"]), str(data["new"]), [str(c) for c in data["kept"]],
                    [str(c) for c in data["restarted"]], [str(c) for c in data["commits"]],
                    dict(data.get("values") or {}), str(data.get("measured_with") or ""),
-                   str(data.get("date") or ""))
+                   str(data.get("date") or ""),
+                   {str(b): [str(p) for p in points] for b, points in (data.get("added") or {}).items()})
 
     def contradictions(self) -> list[str]:
         """Kept classes whose stored values are not all equal: a record that says more than its

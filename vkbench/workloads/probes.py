@@ -201,6 +201,13 @@ PROBES: dict[str, Probe] = {
               upstream_bug="the second to_edge_transform_and_lower of one ExportedProgram fails "
                            "(PendingUnbackedSymbolNotFound): what vkbench's non-Core-ATen retry met on "
                            "smolvla/prefix before it re-exported"),
+        Probe("clone_5d", "x.clone(), y * 2 on two 5-D (1,4,1,8,8) inputs: the dropped clone leaves x a "
+              "delegate input that no op uses",
+              lambda: (Fn(lambda x, y: (x.clone(), y * 2.0)),
+                       (torch.randn(1, 4, 1, 8, 8), torch.randn(1, 4, 1, 8, 8))),
+              upstream_bug="delegated whole; the runtime crashes at load (SIGSEGV in "
+                           "vTensor::texture_meta_ubo: set_input_tensor stages the unused 5-D input as a "
+                           "texture with no uniform data): blocks fastwam/vae_encoder on the GPU"),
     )
 }
 
