@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from vkbench.results import verdict
+from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import asv_name
 from vkbench.runs import gate
+from vkbench.suite.identity import suite_version
 from vkbench.suite.tiers import COMPARED
 
 WORK = "bench_partition.PartitionWork.track_partition_events"
@@ -41,3 +45,42 @@ def test_only_what_selects_a_suspect_is_measured_again() -> None:
 
 def test_a_suspect_no_alternative_selects_measures_everything_again() -> None:
     assert gate.again(r"^bench_probes\.", [_row(WORK, "50, total")]) == r"^bench_probes\."
+
+
+def _side_file(folder: Path, commit: str, version: str) -> Path:
+    path = folder / "box" / f"{commit[:8]}-env.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "version": 2, "commit_hash": commit, "env_name": "env", "date": 1, "params": {}, "python": "3.12",
+        "requirements": {}, "env_vars": {}, "result_columns": ["result", "params", "version"],
+        "results": {PROBE: [[3.0], [["'mish'"]], version]}, "durations": {}}))
+    (path.parent / "machine.json").write_text(json.dumps({"machine": "box", "version": 1}))
+    (folder / "benchmarks.json").write_text(json.dumps({PROBE: {"unit": "ops"}, "version": 2}))
+    return path
+
+
+def test_a_kept_side_is_taken_only_under_the_suite_that_measured_it(tmp_path: Path) -> None:
+    """A side kept by an earlier gate run is taken while its benchmarks' versions are the suite's own;
+    under another suite (or for another commit) it is measured again. Keeping copies it whole."""
+    commit = "c" * 40
+    now = suite_version("bench_probes", "ProbeCoverage")
+    _side_file(tmp_path / "measured", commit, now)
+    side = read_dir(tmp_path / "measured").files[0]
+    gate.keep_side(side, tmp_path / "kept")
+    kept = gate.kept_side(tmp_path / "kept", commit)
+    assert kept is not None and kept.values(PROBE) == {("mish",): 3.0}
+    assert gate.kept_side(tmp_path / "kept", "d" * 40) is None  # another commit
+    assert gate.kept_side(tmp_path / "nothing", commit) is None
+    _side_file(tmp_path / "older", commit, "suite-" + "0" * 16)
+    assert gate.kept_side(tmp_path / "older", commit) is None  # another suite's measurement
+
+
+def test_the_kept_folder_depends_on_the_selection_and_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "asv.conf.json"
+    config.write_text("{}")
+    one = gate.kept_folder(config, "box", "c" * 40, "^a")
+    assert one == gate.kept_folder(config, "box", "c" * 40, "^a")
+    assert one != gate.kept_folder(config, "box", "c" * 40, "^b")
+    config.write_text('{"env_dir": "other"}')
+    assert one != gate.kept_folder(config, "box", "c" * 40, "^a")
+    assert one.parent == tmp_path / gate.KEPT / "box"

@@ -33,6 +33,8 @@ def add_parser(sub: Subparsers) -> None:
     gate.add_argument("--policies", action="store_true",
                       help="also compare the 14 fast policy entries' coverage (minutes more a side)")
     gate.add_argument("--pattern", default=None, help="an asv -b pattern replacing what is compared")
+    gate.add_argument("--fresh", action="store_true", help="measure both sides, even one an earlier gate run "
+                                                         "of the same commit, suite and stack kept")
     gate.add_argument("--report", type=Path, help="write the markdown report here")
     gate.add_argument("--json", action="store_true", help="the rows as one JSON document on stdout")
     gate.set_defaults(run=_gate)
@@ -63,17 +65,17 @@ def _gate(args: argparse.Namespace) -> int:
         with _asv_to_stderr():
             found = gate.gate(source, config, commits[0], commits[1], args.machine,
                               factor=args.factor or verdict.FACTOR,
-                              pattern=args.pattern or gate.selection(args.policies))
+                              pattern=args.pattern or gate.selection(args.policies), fresh=args.fresh)
     except gate.GateError as error:
         raise UsageError(str(error)) from None
-    text = verdict.report(args.base, args.head, found.rows, found.compared,
-                          gate.repro(args.base, args.head, source, bool(args.mirror)), found.runs)
+    repro = gate.repro(args.base, args.head, source, bool(args.mirror))
+    text = verdict.report(args.base, args.head, found.rows, found.compared, repro, found.runs, found.reused)
     if args.report:
         args.report.write_text(text)
     if args.json:
         print(json.dumps({"base": commits[0], "head": commits[1], "exit": found.exit_status,
                           "compared": found.compared, "rows": [row.to_json() for row in found.rows],
-                          "runs": found.runs, "asv_exit": found.codes}, indent=1))
+                          "runs": found.runs, "asv_exit": found.codes, "reused": found.reused}, indent=1))
     else:
         print(text)
     return found.exit_status

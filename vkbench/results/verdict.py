@@ -191,9 +191,10 @@ def _value(value: float | None) -> str:
     return "failed" if value is None else f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
 
 
-def report(base: str, head: str, rows: list[Row], compared: int, repro: str, runs: list[str]) -> str:
+def report(base: str, head: str, rows: list[Row], compared: int, repro: str, runs: list[str],
+           reused: list[str] = ()) -> str:
     """The markdown a CI job posts: the verdict, then the rows that fail (with their confirmation),
-    then the others, then how to reproduce."""
+    then the others, then how to reproduce (and which side an earlier gate run measured)."""
     bad = [r for r in failing(rows) if r.confirmed]
     unconfirmed = [r for r in failing(rows) if not r.confirmed]
     head_line = (f"❌ {len(bad)} confirmed regression{'s' * (len(bad) != 1)} (or unexpected moves)" if bad
@@ -221,4 +222,6 @@ def report(base: str, head: str, rows: list[Row], compared: int, repro: str, run
                   "not a finding.", ""]
     lines += ["Reproduce:", "", "```", repro, "```", "", "asv runs:", ""]
     lines += [f"- `{run}`" for run in runs]
+    lines += [f"- `{commit[:12]}`: kept from an earlier gate run (same commit, suite versions, torch and "
+              "config; `--fresh` measures it again)" for commit in reused]
     return "\n".join(lines) + "\n"

@@ -7,23 +7,37 @@ mirror or a local repository, the aot build); :func:`vkbench.results.verdict.com
 Any failing row is measured again (both sides again, in fresh processes) and is reported
 as confirmed only where the second run gives the same values; the exit status is 1 only for a
 confirmed one. Nothing recorded is written.
+
+A side's first measurement is kept beside the asv config (:data:`KEPT`, per machine, commit and
+selection) and taken again by the next gate run of that commit while the suite's version of every
+benchmark it holds and the base environment's torch are unchanged: gating several PRs on one base
+measures the base once. Counts are exact, so a kept side is the value a new run would give; a failing
+row is still measured again on both sides, fresh, before it is reported.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vkbench.results import verdict
+from vkbench.results import sidecar, verdict
+from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.runs import benchmark_split
 from vkbench.runs.lanes import run_lanes
+from vkbench.suite.identity import suite_version
 from vkbench.suite.tiers import COMPARED
+
+#: Sides measured by earlier gate runs, beside the asv config: ``KEPT/<machine>/<commit>-<key>/``.
+KEPT = ".gate-sides"
 
 
 @dataclass
@@ -36,6 +50,7 @@ class Verdict:
     compared: int
     runs: list[str] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)  #: commits whose first measurement was a kept side
 
     @property
     def confirmed(self) -> list[verdict.Row]:
@@ -66,18 +81,71 @@ def _measure(source: Path, config: Path, machine: str, base: str, head: str, pat
             commands, codes)
 
 
+def kept_folder(config: Path, machine: str, commit: str, pattern: str) -> Path:
+    """Where the first measurement of ``commit`` under ``pattern`` is kept: keyed also by the base
+    environment's torch and the asv config's text (another stack or build is another measurement)."""
+    torch = importlib.metadata.version("torch")
+    key = hashlib.sha256("\0".join((pattern, torch, Path(config).read_text())).encode()).hexdigest()[:16]
+    return Path(config).parent / KEPT / machine / f"{commit}-{key}"
+
+
+def kept_side(folder: Path, commit: str) -> ResultFile | None:
+    """The kept measurement of ``commit`` in ``folder``, if every benchmark it holds still has the
+    version the suite gives it now (else it is another suite's, and measured again)."""
+    if not folder.is_dir():
+        return None
+    files = [f for f in read_dir(folder).files if f.commit == commit]
+    if len(files) != 1 or not files[0].results:
+        return None
+    side = files[0]
+    current = {name: suite_version(name.split(".")[0], name.split(".")[1]) for name in side.results}
+    return side if all(side.version(name) == version for name, version in current.items()) else None
+
+
+def keep_side(side: ResultFile, folder: Path) -> None:
+    """Keep a side's result file (with its sidecar and asv's listing) for the next gate run."""
+    shutil.rmtree(folder, ignore_errors=True)
+    target = folder / side.path.parent.name
+    target.mkdir(parents=True)
+    for path in (side.path, sidecar.path_for(side.path), side.path.parent / "machine.json",
+                 side.path.parent.parent / "benchmarks.json"):
+        if path.is_file():
+            shutil.copy2(path, (folder if path.name == "benchmarks.json" else target) / path.name)
+
+
+def _first(source: Path, config: Path, machine: str, base: str, head: str, pattern: str, scratch: Path,
+           env: Mapping[str, str] | None, fresh: bool
+           ) -> tuple[ResultFile, ResultFile, list[str], list[int], list[str]]:
+    """The first measurement of both sides: a kept one where it holds (unless ``fresh``), the rest
+    measured (side by side) and kept."""
+    folders = {commit: kept_folder(config, machine, commit, pattern) for commit in (base, head)}
+    kept = {} if fresh else {c: side for c, f in folders.items() if (side := kept_side(f, c)) is not None}
+    todo = [commit for commit in (base, head) if commit not in kept]
+    commands: list[str] = []
+    codes: list[int] = []
+    if todo:
+        lanes = [[commit] for commit in todo]
+        found, commands, codes = run_lanes(source, config, lanes, machine, scratch, pattern, env)
+        for lane, commit in enumerate(todo):
+            kept[commit] = _side(found[lane], commit, scratch / f"lane-{lane}.log")
+            if codes[lane] == 0:
+                keep_side(kept[commit], folders[commit])
+    return kept[base], kept[head], commands, codes, [c for c in (base, head) if c not in todo]
+
+
 def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkbench-gate",
          env: Mapping[str, str] | None = None, factor: float = verdict.FACTOR,
-         pattern: str = COMPARED) -> Verdict:
-    """Measure, judge, re-measure what fails; ``source`` is the mirror or a local repository."""
+         pattern: str = COMPARED, fresh: bool = False) -> Verdict:
+    """Measure (or take a kept side: :func:`kept_side`; ``fresh`` measures both), judge, re-measure
+    what fails; ``source`` is the mirror or a local repository."""
     with tempfile.TemporaryDirectory(prefix="vkbench-gate-") as tmp:
-        before, after, commands, codes = _measure(source, config, machine, base, head, pattern,
-                                                  Path(tmp) / "first", env)
+        before, after, commands, codes, reused = _first(source, config, machine, base, head, pattern,
+                                                        Path(tmp) / "first", env, fresh)
         names = [name for name in after.results if name in before.results
                  and (re.search(pattern, name) or any(re.search(pattern, asv_name(name, ", ".join(p)))
                                                       for p in after.values(name)))]
         rows = verdict.compare(before, after, names, factor)
-        result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), commands, codes)
+        result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), commands, codes, reused)
         suspects = verdict.failing(rows)
         if suspects:  # both sides again, in fresh processes: only what selects a suspect
             before2, after2, commands2, codes2 = _measure(source, config, machine, base, head,
