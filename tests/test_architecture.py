@@ -25,6 +25,11 @@ PACKAGE = ROOT / "vkbench"
 #: ``vkbench`` stands for the modules directly in the package (settings, paths, tables, git).
 LAYERS = ("vkbench", "core", "workloads", "suite", "build", "commits", "results", "execution", "runs",
           "site", "cli", "__main__")
+#: Imports by a name computed at run time (``importlib.import_module``), the one way a module reaches
+#: past the layers: module -> the package prefix it loads. ``suite.measure`` loads the benchmark modules
+#: (``benchmarks.<name>``, above vkbench) to measure which vkbench files their records read;
+#: ``core.compat`` imports ExecuTorch modules by name (outside vkbench).
+DYNAMIC = {"vkbench.suite.measure": "benchmarks.", "vkbench.core.compat": ""}
 
 
 def _modules() -> dict[str, Path]:
@@ -37,15 +42,25 @@ def _modules() -> dict[str, Path]:
     return modules
 
 
-def _imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
-    """The vkbench modules a module imports anywhere in its body (functions included)."""
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module an ``ImportFrom`` names, relative ones (``from .x import y``) resolved in ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(tree: ast.AST, modules: dict[str, Path], package: str = "vkbench") -> set[str]:
+    """The vkbench modules a module imports anywhere in its body (functions included); ``package``: the
+    one its relative imports are resolved in."""
     found = set()
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node, package)
+            names = [module] + [f"{module}.{alias.name}" for alias in node.names]
         for name in names:
             while name and name not in modules:
                 name = name.rpartition(".")[0]
@@ -54,9 +69,62 @@ def _imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+def _package(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
-    return {name: _imports(ast.parse(path.read_text()), modules) - {name} for name, path in modules.items()}
+    return {name: _imports(ast.parse(path.read_text()), modules, _package(name, path)) - {name}
+            for name, path in modules.items()}
+
+
+def test_relative_imports_resolve_into_the_graph() -> None:
+    modules = {"vkbench.site.page": Path("page.py"), "vkbench.results.model": Path("model.py")}
+    tree = ast.parse("from .page import Page\nfrom ..results import model\n")
+    assert _imports(tree, modules, "vkbench.site") == {"vkbench.site.page", "vkbench.results.model"}
+
+
+def _dynamic_imports(tree: ast.AST) -> list[str]:
+    """What each ``importlib.import_module(...)`` call loads: its literal prefix (an f-string: its start)."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module" and node.args):
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant):
+                found.append(str(arg.value))
+            elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+                found.append(str(arg.values[0].value))
+            else:
+                found.append("")
+    return found
+
+
+def test_every_import_by_a_computed_name_is_declared() -> None:
+    """A module loading another by name is in :data:`DYNAMIC` with the prefix it loads; none loads vkbench."""
+    seen = {}
+    for name, path in _modules().items():
+        for prefix in _dynamic_imports(ast.parse(path.read_text())):
+            assert name in DYNAMIC and prefix.startswith(DYNAMIC[name]), (name, prefix)
+            assert not prefix.startswith("vkbench"), (name, prefix)
+            seen[name] = prefix
+    assert set(seen) == set(DYNAMIC)
+
+
+def test_no_function_of_the_results_model_takes_more_than_seven_parameters() -> None:
+    """A call of eight or more arguments is a record in disguise: give it a dataclass (``RunLog``,
+    ``PointStep``)."""
+    wide = []
+    for path in sorted((PACKAGE / "results").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                names = [a.arg for a in args.posonlyargs + args.args if a.arg not in ("self", "cls")]
+                count = len(names) + len(args.kwonlyargs) + bool(args.vararg) + bool(args.kwarg)
+                if count > 7:
+                    wide.append(f"{path.name}:{node.name} ({count})")
+    assert wide == []
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -401,33 +401,51 @@ def suite_of(bench: catalogue.Benchmark, previous: ResultFile, current: ResultFi
     return OLDER
 
 
-def _row(line: str, bench: catalogue.Benchmark, param: str, before: tuple[Value, str],
-         after: tuple[Value, str], previous: ResultFile, current: ResultFile, cause: CommitClass | None,
-         exact: bool, suite: str) -> Change:
+@dataclass(frozen=True)
+class PointStep:
+    """One value of one point between two neighbouring records of a line: what :func:`compared` judges.
+    ``cause`` is the class of commits ``current`` answers for (None off the main line); ``exact`` when
+    it directly follows ``previous``'s class, so the step lands on the class's first commit."""
+
+    line: str
+    bench: catalogue.Benchmark
+    param: str
+    before: ReasonedValue
+    after: ReasonedValue
+    previous: ResultFile
+    current: ResultFile
+    cause: CommitClass | None = None
+    exact: bool = False
+
+
+def _row(step: PointStep, suite: str) -> Change:
+    bench, cause, exact, previous, current = step.bench, step.cause, step.exact, step.previous, step.current
     commit = cause.first if (cause and exact) else current.commit
     base = f"{commit}^" if exact else previous.commit
-    why_before, why_after = before[1], after[1]
-    if FAILED not in (before[0], after[0]) and bench in COUNTS and bench != catalogue.PROBE_FAILED:
-        why_before, why_after = cpu_reasons(previous.cpu(bench.name, param), current.cpu(bench.name, param))
-    return Change(bench.name, param, _rounded(before[0]), _rounded(after[0]), commit, previous.commit, exact,
-                  cause.subject if cause and exact else "", cause.pr if cause and exact else None,
-                  list(cause.changed) if cause and exact else [], why_before, why_after,
-                  _repro(bench.name, param, base, commit), line, suite, recorded=current.commit, event=commit,
-                  suite_before=previous.version(bench.name), suite_after=current.version(bench.name))
+    why_before, why_after = step.before[1], step.after[1]
+    if FAILED not in (step.before[0], step.after[0]) and bench in COUNTS and bench != catalogue.PROBE_FAILED:
+        why_before, why_after = cpu_reasons(previous.cpu(bench.name, step.param),
+                                            current.cpu(bench.name, step.param))
+    told = cause if cause and exact else None
+    return Change(bench.name, step.param, _rounded(step.before[0]), _rounded(step.after[0]), commit,
+                  previous.commit, exact, told.subject if told else "", told.pr if told else None,
+                  list(told.changed) if told else [], why_before, why_after,
+                  _repro(bench.name, step.param, base, commit), step.line, suite, recorded=current.commit,
+                  event=commit, suite_before=previous.version(bench.name),
+                  suite_after=current.version(bench.name))
 
 
-def compared(line: str, bench: catalogue.Benchmark, param: str, before: ReasonedValue, after: ReasonedValue,
-             previous: ResultFile, current: ResultFile, cause: CommitClass | None,
-             exact: bool) -> Change | LeftOut:
+def compared(step: PointStep) -> Change | LeftOut:
     """A step between two neighbours: a row when one suite digest recorded both sides, else the step
     left out with why (two suites; an older suite, whose points are drawn but never compared). The one
     decision for the lowering's steps and the runtime's (:mod:`vkbench.results.runtime_timeline`)."""
-    suite = suite_of(bench, previous, current)
+    suite = suite_of(step.bench, step.previous, step.current)
     if suite == SAME:
-        return _row(line, bench, param, before, after, previous, current, cause, exact, suite)
-    return LeftOut(bench.name, param, _rounded(before[0]), _rounded(after[0]), previous.commit,
-                   current.commit, line, OLDER_SUITE if suite == OLDER else suite,
-                   previous.version(bench.name), current.version(bench.name))
+        return _row(step, suite)
+    return LeftOut(step.bench.name, step.param, _rounded(step.before[0]), _rounded(step.after[0]),
+                   step.previous.commit, step.current.commit, step.line,
+                   OLDER_SUITE if suite == OLDER else suite, step.previous.version(step.bench.name),
+                   step.current.version(step.bench.name))
 
 
 def _is_step(bench: catalogue.Benchmark, before: Value, after: Value) -> bool:
@@ -517,7 +535,7 @@ def changes(found: ResultSet, classes: Classes | None = None, confirmations: Sto
             return
         cause = classes.classes[index[current.commit]] if line == "main" and classes else None
         exact = cause is not None and index[current.commit] == index[previous.commit] + 1
-        found = compared(line, bench, param, before, after, previous, current, cause, exact)
+        found = compared(PointStep(line, bench, param, before, after, previous, current, cause, exact))
         (rows if isinstance(found, Change) else left_out).append(found)
 
     for line, files in lines(found, classes).items():

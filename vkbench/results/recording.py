@@ -42,6 +42,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vkbench.results import locks, sidecar
@@ -71,6 +72,22 @@ from vkbench.suite import catalogue
 
 #: Benchmarks whose value (not NaN) says "failed": they keep the reason too.
 FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
+
+
+@dataclass
+class RunLog:
+    """What one run's log says, read once, per ``(commit, env)``: the workloads that failed, the
+    ExecuTorch files the lowerings read, each lowered workload's CPU ops, and the vkbench files each
+    benchmark module read outside its list. What :func:`merge_run` stores beside asv's rows."""
+
+    failures: dict[tuple[str, str], WorkloadFailures] = field(default_factory=dict)
+    inputs: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    cpu: dict[tuple[str, str], WorkloadCpu] = field(default_factory=dict)
+    suite_reads: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: Path) -> RunLog:
+        return cls(read_failure_log(path), read_inputs_log(path), read_cpu_log(path), read_suite_log(path))
 
 
 def union_pattern(previous: str | None, new: str | None) -> str:
@@ -191,12 +208,8 @@ def _merge_rows(record: ResultFile, target: Path, rows: set[str], seeded: dict[s
     write_file(shared, target)
 
 
-def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance,
-              log: dict[tuple[str, str], WorkloadFailures],
-              per_file: Callable[[ResultFile], Provenance] | None = None,
-              reads: dict[tuple[str, str], set[str]] | None = None,
-              cpu: dict[tuple[str, str], WorkloadCpu] | None = None,
-              suite_reads: dict[tuple[str, str], dict[str, set[str]]] | None = None) -> list[Path]:
+def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance, log: RunLog,
+              per_file: Callable[[ResultFile], Provenance] | None = None) -> list[Path]:
     """Merge what a run wrote in its own folder ``source`` (seeded as ``seed`` says) into the results
     folder ``into``: per result file, the rows asv wrote and their sidecar entries, under the machine
     folder's lock; then ``benchmarks.json``. Returns the files of ``into`` written.
@@ -217,7 +230,7 @@ def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance,
         written = written_patterns(record, earlier, record.sidecar.patterns, provenance.bench_pattern)
         if not written:
             continue  # not written by this run
-        logged = _matching(log, record, {})
+        logged = _matching(log.failures, record, {})
         failures = [f for f in failures_for(record, logged) + ladder_failures(record, logged)
                     if f[0] in written]  # another run's rows keep their own reasons
         run = Provenance(**provenance.to_json())
@@ -234,8 +247,8 @@ def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance,
             except sidecar.SidecarError as error:
                 raise RecordingError(str(error)) from None
             _merge_rows(record, target, set(written), durations)
-            sidecar.merge(target, run, failures, _matching(reads or {}, record, set()), written,
-                          _matching(cpu or {}, record, {}), _matching(suite_reads or {}, record, {}))
+            sidecar.merge(target, run, failures, _matching(log.inputs, record, set()), written,
+                          _matching(log.cpu, record, {}), _matching(log.suite_reads, record, {}))
         written_files.append(target)
     listing = read_listing(source)
     if listing:
@@ -295,8 +308,7 @@ def recording(root: Path, run_provenance: Provenance,
         for config in run._configs:
             config.unlink(missing_ok=True)
         try:
-            run.written = merge_run(run.results, root, seed, run_provenance, read_failure_log(log), per_file,
-                                    read_inputs_log(log), read_cpu_log(log), read_suite_log(log))
+            run.written = merge_run(run.results, root, seed, run_provenance, RunLog.read(log), per_file)
         except RecordingError as error:
             raise RecordingError(f"{error}; this run's results are kept in {run.results}") from None
         shutil.rmtree(scratch, ignore_errors=True)

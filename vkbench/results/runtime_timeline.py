@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from vkbench.commits.classes import Classes
-from vkbench.results.changes import Change, LeftOut, _merge, _reason, compared, points_pattern
+from vkbench.results.changes import Change, LeftOut, PointStep, _merge, _reason, compared, points_pattern
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.suite import catalogue
@@ -168,9 +168,9 @@ def runtime_steps(found: ResultSet, classes: Classes | None) -> tuple[list[Chang
             old, new = timeline.records[previous.commit], timeline.records[current.commit]
             assert classes and previous.runtime_class is not None and current.runtime_class is not None
             exact = current.runtime_class == previous.runtime_class + 1  # the range's base is -1
-            found = compared("main", bench, param, (before.missed, before.reason),
-                             (after.missed, after.reason), old, new,
-                             classes.classes[current.runtime_class], exact)
+            cause = classes.classes[current.runtime_class]
+            found = compared(PointStep("main", bench, param, (before.missed, before.reason),
+                                       (after.missed, after.reason), old, new, cause, exact))
             if isinstance(found, LeftOut):
                 left_out.append(found)
                 continue
