@@ -1,9 +1,11 @@
-"""``vkbench suite {node-orders,equivalence}``: how the suite's own measurements behave.
+"""``vkbench suite {node-orders,equivalence,torch-compare}``: how the suite's own measurements behave.
 
 ``suite node-orders`` measures how much torch.fx's ``propose_partitions`` work and CPU time move
 with the order of graph nodes (:mod:`vkbench.workloads.node_orders`); ``suite equivalence``
 re-measures benchmark modules on reference commits after a change of vkbench's own code and, where
-every count is equal, stores the record that keeps their asv series (:mod:`vkbench.suite.equivalence`).
+every count is equal, stores the record that keeps their asv series (:mod:`vkbench.suite.equivalence`);
+``suite torch-compare`` lowers the probes and fast policy entries under two interpreters (two torch
+versions) and says which counts differ (:mod:`vkbench.runs.torch_compare`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,25 @@ def add_parser(sub: Subparsers) -> None:
     same.add_argument("--measured", type=Path, help="judge the lanes an earlier run kept here (--keep); "
                                                     "measure nothing")
     same.set_defaults(run=_equivalence)
+
+    torch = verbs.add_parser("torch-compare", help="lower the probes and fast policy entries under two "
+                                                   "interpreters (two torch versions); compare the counts")
+    torch.add_argument("--python", action="append", default=[], metavar="PYTHON",
+                       help="an interpreter that imports torch and executorch (give A, then B)")
+    torch.add_argument("--probes-only", action="store_true", help="leave the policy entries out")
+    torch.add_argument("--keep", type=Path, help="keep each side's JSON (a.json, b.json) and logs here")
+    torch.add_argument("--measured", type=Path, help="compare what an earlier run kept (--keep); run nothing")
+    torch.add_argument("--make-overlay", type=Path, metavar="DIR",
+                       help="make interpreter B instead: a venv at DIR with only --torch and --torchvision, "
+                            "every other package from --base-python")
+    torch.add_argument("--torch", help="torch version for --make-overlay (e.g. 2.13.0)")
+    torch.add_argument("--torchvision", help="torchvision version for --make-overlay (e.g. 0.28.0)")
+    torch.add_argument("--base-python", default=sys.executable, help="default: this interpreter")
+    torch.add_argument("--with", dest="extra", action="append", default=[], metavar="REQ",
+                       help="also install REQ (--no-deps) into the overlay: a CUDA library the PyPI torch "
+                            "pins newer than the base's, e.g. nvidia-nccl-cu13==2.29.7 for torch 2.13.0")
+    add_format_options(torch)
+    torch.set_defaults(run=_torch_compare)
 
 
 def _node_orders(args: argparse.Namespace) -> int:
@@ -100,3 +121,27 @@ def _equivalence(args: argparse.Namespace) -> int:
     rows = [[r.module, r.old, r.new, ", ".join(r.kept), ", ".join(r.restarted)] for r in records]
     print(tables.render(["module", "recorded", "now", "kept", "restarted"], rows))
     return 0 if records else 1
+
+
+def _torch_compare(args: argparse.Namespace) -> int:
+    from vkbench.runs import torch_compare as compare
+
+    def progress(line: str) -> None:
+        print(f"  {line}", file=sys.stderr, flush=True)
+
+    try:
+        if args.make_overlay:
+            if not (args.torch and args.torchvision):
+                raise UsageError("--make-overlay needs --torch and --torchvision")
+            made = compare.make_overlay(args.make_overlay, args.torch, args.torchvision, args.base_python,
+                                        args.extra, progress)
+            print(f"{made['interpreter']}: torch {made['torch']}, executorch {made['executorch']}")
+            return 0
+        if args.measured:
+            result = compare.measured(args.measured)
+        else:
+            result = compare.run(args.python, probes_only=args.probes_only, keep=args.keep, progress=progress)
+    except compare.TorchCompareError as error:
+        raise UsageError(str(error)) from None
+    print(json.dumps(result.to_json(), indent=1) if args.json else compare.report(result, args.markdown))
+    return result.exit_code
