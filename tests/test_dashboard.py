@@ -32,7 +32,7 @@ import pytest
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.site import dashboard, external_resources
-from vkbench.site.dashboard.views import load_scaling, load_survey, load_upstream
+from vkbench.site.dashboard.views import load_scaling, load_survey, load_torch_stack, load_upstream
 from vkbench.site.data import SiteData
 from vkbench.site.load import load_site_data
 from vkbench.suite import catalogue
@@ -259,6 +259,14 @@ def test_dashboard_of_the_committed_results(pages: Path, server: str, tmp_path: 
     assert len(charts) == len(upstream.series)
     if not upstream.commits:
         assert dom.headlines[SECTIONS.index("upstream")].startswith("No upstream commits recorded yet")
+    stack = load_torch_stack(committed)
+    recorded = committed.recorded
+    assert sum(stack.used.values()) == len(recorded.releases.files) + len(recorded.upstream.files)
+    assert "Result files by the torch they were lowered with: " + ", ".join(
+        f"{torch} {n}" for torch, n in stack.used.items()) in dom_text
+    if stack.pinned:  # the torch each recorded commit pins (its torch_pin.py), beside the one used
+        assert "the recorded ExecuTorch commits pin torch " + ", ".join(
+            f"{torch} ({n})" for torch, n in stack.pinned.items()) in dom_text
     shot = screenshot(f"{server}/committed/index.html", tmp_path, "committed")
     print(f"screenshot: {shot}")
 

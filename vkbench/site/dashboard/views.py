@@ -253,6 +253,23 @@ def load_pattern_bug(data: SiteData) -> BugRow | None:
     return next((row for row in data.bugs if row.id == PATTERN_BUG), None)
 
 
+@dataclass(frozen=True)
+class TorchStack:
+    """Which torch the recorded numbers come from: per torch a run lowered with, and per torch the
+    recorded commits pin (``torch_pin.py``), how many result files say so."""
+
+    used: dict[str, int]
+    pinned: dict[str, int]
+
+
+def load_torch_stack(data: SiteData) -> TorchStack:
+    """The torch of every recorded result file (releases and upstream), from its sidecar's provenance."""
+    files = [*data.recorded.releases.files, *data.recorded.upstream.files]
+    used = Counter(f.sidecar.provenance.torch or "not stored" for f in files)
+    pinned = Counter(f.sidecar.provenance.torch_pin for f in files if f.sidecar.provenance.torch_pin)
+    return TorchStack(dict(sorted(used.items())), dict(sorted(pinned.items())))
+
+
 def load_upstream(data: SiteData) -> Upstream:
     """Probe and policy coverage per upstream commit, commits ordered by asv's commit ``date``.
 
