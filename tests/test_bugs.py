@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from vkbench.paths import RESULTS_ROOT
-from vkbench.results import bug_knowledge, bugs
+from vkbench.results import bug_knowledge
+from vkbench.results import bug_rows as bugs
 from vkbench.results.bug_knowledge import KnowledgeError, knowledge
-from vkbench.results.bugs import RUNTIME_STAGES, UPSTREAM, BugRow, HistoryPoint, bug_rows, history_range
+from vkbench.results.bug_rows import RUNTIME_STAGES, UPSTREAM, BugRow, HistoryPoint, bug_rows, history_range
 from vkbench.results.ladder import rungs_reached
 from vkbench.results.records import read_recorded
 from vkbench.results.repro_runs import docstring_line, needs_vulkan
@@ -167,7 +168,7 @@ def test_a_fix_on_a_release_branch_only_says_where_main_stands(rows):
 
 
 def test_branch_fix_reads_main_at_its_newest_recorded_commit():
-    from vkbench.results.bugs import branch_fix
+    from vkbench.results.bug_rows import branch_fix
 
     bad, good = HistoryPoint("m2", True, None, main=True), HistoryPoint("m2", False, 0.0, main=True)
     release = HistoryPoint("aa (v1.5.1)", False, 3.0)
@@ -183,7 +184,7 @@ def test_branch_fix_reads_main_at_its_newest_recorded_commit():
 def test_runtime_dates_summary_counts_what_the_rows_say(rows, newest_runtime):
     """How many runtime rows predate the range and how many are open at the newest recorded runtime commit,
     from the rows themselves; the commits are the runtime history's, oldest first."""
-    from vkbench.results.bugs import runtime_summary
+    from vkbench.results.bug_rows import runtime_summary
 
     recorded = read_recorded(RESULTS_ROOT)
     dates = runtime_summary(rows, recorded)
@@ -465,7 +466,7 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
     for row in rows:
         assert f'id="{row.id}"' in text
     assert 'href="index.html"' in text
-    from vkbench.results.bugs import runtime_summary
+    from vkbench.results.bug_rows import runtime_summary
 
     dates = runtime_summary(rows, read_recorded(RESULTS_ROOT))
     assert f"<b>Runtime dates:</b> {dates.sentence()} " in text  # the sentence README says
@@ -477,7 +478,7 @@ def test_bugs_page_is_offline_and_lists_every_row(tmp_path, rows, site_data):
 
 
 def test_dashboard_links_the_bug_list_from_blockers_and_ladder(site_data):
-    from vkbench.site.dashboard.page import blockers_section, ladder_section
+    from vkbench.site.dashboard.dashboard_page import blockers_section, ladder_section
     from vkbench.site.dashboard.views import load_ladder, load_survey
 
     assert any(link.href == "bugs.html" for link in site_data.links)
@@ -553,7 +554,7 @@ def test_a_row_without_a_probe_is_dated_by_its_reproducer_over_runtime_commits(t
     (exit 0, not printed) good, and a run stopped by another failure (a missing op) says nothing."""
     from vkbench.commits.classes import Classes, CommitClass
     from vkbench.results import repro_runs
-    from vkbench.results.bugs import reproducer_dates
+    from vkbench.results.bug_rows import reproducer_dates
     from vkbench.results.repro_runs import ReproRecord, ReproRun
 
     base, c1, c2, c3 = ("0" * 40, "1" * 40, "2" * 40, "3" * 40)
@@ -690,7 +691,7 @@ def test_runtime_rows_are_dated_by_the_runtime_ladder_over_runtime_classes():
     """Ends: "before <range start>" / "open at <newest>"; a step between neighbouring classes: the
     class's first commit; between further commits: a range to bisect; no recorded commit: nothing."""
     from vkbench.commits.classes import Classes, CommitClass
-    from vkbench.results.bugs import runtime_dates
+    from vkbench.results.bug_rows import runtime_dates
 
     base, c1, c2, c3, c4 = ("0" * 40, "1" * 40, "2" * 40, "3" * 40, "4" * 40)
     classes = Classes("runtime", f"{base[:8]}..{c4[:8]}", [

@@ -95,7 +95,7 @@ def _survey_row(entry: str, et: tuple[int, int] | None) -> dict[str, Any]:
 
 def test_dashboard_share_shows_executorchs_only_where_recorded() -> None:
     pytest.importorskip("matplotlib")
-    from vkbench.site.dashboard.page import share_definitions
+    from vkbench.site.dashboard.dashboard_page import share_definitions
     from vkbench.site.dashboard.plots import plot_share
     from vkbench.site.dashboard.views import _entry_share
 
@@ -121,7 +121,7 @@ def test_coverage_page_rows_carry_both_counts_only_where_recorded() -> None:
 
 
 def test_the_headline_tile_gives_executorchs_share_only_when_every_lowered_row_has_it() -> None:
-    from vkbench.site.dashboard.page import tiles
+    from vkbench.site.dashboard.dashboard_page import tiles
     from vkbench.site.dashboard.views import Survey, Upstream, _entry_share
 
     def tile_text(*rows: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from vkbench.execution.doctor import diagnose
+from vkbench.execution.diagnosis import diagnose
 
 
 def test_doctor_json_reports_versions_and_vulkan_state():

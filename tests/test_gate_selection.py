@@ -9,7 +9,7 @@ from pathlib import Path
 from vkbench.results import verdict
 from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import asv_name
-from vkbench.runs import gate
+from vkbench.runs import gate_run as gate
 from vkbench.suite.identity import suite_version
 from vkbench.suite.tiers import COMPARED
 

@@ -18,7 +18,7 @@ import pytest
 from vkbench.paths import RESULTS_ROOT, ROOT
 from vkbench.results import bug_knowledge, pattern_cache
 from vkbench.results.bug_knowledge import KnowledgeError, knowledge
-from vkbench.results.bugs import PERFORMANCE, bug_rows
+from vkbench.results.bug_rows import PERFORMANCE, bug_rows
 from vkbench.results.pattern_cache import CACHED, SHIPPED
 
 ROW = "partition_reexports_pattern_graphs"
@@ -161,7 +161,7 @@ def test_the_stored_what_if_is_the_table_in_the_docs():
 # -- the dashboard ----------------------------------------------------------------------------------------
 
 def test_the_scaling_card_shows_the_fusable_share_and_links_the_row(tmp_path):
-    from vkbench.site.dashboard.page import scaling_section
+    from vkbench.site.dashboard.dashboard_page import scaling_section
     from vkbench.site.dashboard.views import FUSABLE_PHASE, load_pattern_bug, load_scaling
     from vkbench.site.load import load_site_data
 
@@ -182,7 +182,7 @@ def test_the_scaling_card_shows_the_fusable_share_and_links_the_row(tmp_path):
 
 
 def test_the_share_of_a_record_without_phases_is_left_out():
-    from vkbench.site.dashboard.page import pattern_share_note
+    from vkbench.site.dashboard.dashboard_page import pattern_share_note
     from vkbench.site.dashboard.views import Scaling
 
     bare = Scaling("m", "c" * 40, "commit cccccccc", {50: 1.0, 100: 2.0}, {}, {}, [50, 100])

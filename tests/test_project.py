@@ -62,7 +62,7 @@ def test_every_config_vkbench_writes_forks_from_a_preimported_suite(tmp_path, mo
 
     from vkbench.build.hooks import write_full_conf
     from vkbench.runs import ledger
-    from vkbench.runs.upstream import write_config
+    from vkbench.runs.upstream_asv import write_config
 
     monkeypatch.setattr(ledger, "LEDGER_CONFIG", tmp_path / "releases.conf.json")  # not the checkout's .asv
 

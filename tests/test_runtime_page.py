@@ -117,7 +117,7 @@ def test_ladder_counts_probes_apart_from_policy_entries(results):
     policies_only = [row for row in ladder if not row[0].startswith("probe/")]  # the format without probes
     assert runtime_page.ladder_headline(headers, policies_only) == (
         "1 of 2 policy entries match eager PyTorch on Vulkan (gpu-tracer-on (C++ runner))")
-    from vkbench.site.dashboard.page import ladder_section
+    from vkbench.site.dashboard.dashboard_page import ladder_section
 
     section = ladder_section((headers, ladder))
     assert section.headline == headline

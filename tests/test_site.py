@@ -298,7 +298,7 @@ def test_upstream_release_tags_label_their_commits_without_overlap(tmp_path: Pat
 
 
 def test_scaling_note_explains_the_phase_bars_with_the_data() -> None:
-    from vkbench.site.dashboard.page import scaling_section
+    from vkbench.site.dashboard.dashboard_page import scaling_section
     from vkbench.site.dashboard.views import Scaling
 
     scale = Scaling("box", "c" * 40, "ExecuTorch 9.9", {50: 1.6, 400: 44.57},

@@ -155,7 +155,7 @@ sys.exit(3 if "bench_b" in pattern else 0)
 
 
 def test_a_split_run_merges_what_each_process_recorded(tmp_path: Path) -> None:
-    from vkbench.runs.upstream import _run_split
+    from vkbench.runs.upstream_asv import _run_split
 
     stub = tmp_path / "asv_stub.py"
     stub.write_text(STUB_ASV)

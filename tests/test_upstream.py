@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from vkbench import cli
-from vkbench.runs import upstream
+from vkbench.runs import upstream_asv as upstream
 
 URL = upstream.UPSTREAM_URLS[0]
 LOST = "weights/#big [1].bin"  # the path whose blob the mirror lacks
@@ -237,7 +237,7 @@ def test_a_failing_git_command_is_one_line(mirror: dict, tmp_path: Path,
 
 
 def test_tier_adds_its_bench_pattern(tmp_path):
-    from vkbench.runs.upstream import asv_command
+    from vkbench.runs.upstream_asv import asv_command
     from vkbench.suite.tiers import TIERS
 
     command = asv_command(tmp_path / "c.json", ["--", "run", "HASHFILE:h.txt"], "box", "gate")

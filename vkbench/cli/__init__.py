@@ -6,7 +6,7 @@ Bad input prints one line on stderr and exits 2.
 Each command group is a module here with ``add_parser(subparsers)`` and small
 handlers that turn the parsed arguments into typed calls of the domain
 modules (which never parse a command line, and never import this package):
-:mod:`~vkbench.cli.lowering` (probe, partition, policies),
+:mod:`~vkbench.cli.lowering_commands` (probe, partition, policies),
 :mod:`~vkbench.cli.doctor`, :mod:`~vkbench.cli.results` (record, publish,
 summary, cost, shards), :mod:`~vkbench.cli.runtime`,
 :mod:`~vkbench.cli.history` (changes, history),
@@ -33,7 +33,7 @@ from vkbench.cli import (
     doctor,
     gate,
     history,
-    lowering,
+    lowering_commands,
     results,
     runtime,
     site,
@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``vkbench`` parser: every command group's verbs, in ``--help`` order."""
     parser = argparse.ArgumentParser(prog="vkbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    groups = (lowering, doctor, results, gate, history, suite, runtime, bugs, upstream, site, build, docs)
+    groups = (lowering_commands, doctor, results, gate, history, suite, runtime, bugs, upstream, site, build,
+              docs)
     for group in groups:
         group.add_parser(sub)
     return parser

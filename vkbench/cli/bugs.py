@@ -1,9 +1,9 @@
 """``vkbench bugs``: every distinct failure, its owner, what it blocks, its probe and reproducer.
 
-Read from the committed results (:mod:`vkbench.results.bugs`); nothing is lowered. ``--json`` prints an
+Read from the committed results (:mod:`vkbench.results.bug_rows`); nothing is lowered. ``--json`` prints an
 object: ``rows``, a list of objects (``id``, ``stage``, ``error``, ``owner``, ``entries``, ``probe``,
 ``repro``, ``first_bad``, ``fixed_in``, then the extra keys), and ``runtime_dates``, what the listed
-runtime rows' dates amount to (:class:`~vkbench.results.bugs.RuntimeDates`: how many predate the range,
+runtime rows' dates amount to (:class:`~vkbench.results.bug_rows.RuntimeDates`: how many predate the range,
 how many are open at the newest recorded runtime commit, which commit that is, how many the runtime
 history holds); the table shows one line per row, the rows per owner under it, then that sentence.
 
@@ -125,7 +125,7 @@ def bugs(*, owner: str | None = None, results: Path | None = None, as_json: bool
          markdown: bool = False) -> int:
     """Print the bug list; ``owner`` keeps the rows whose owner contains it (case-insensitive)."""
     from vkbench.paths import RESULTS_ROOT
-    from vkbench.results.bugs import bug_rows, owner_counts, runtime_summary
+    from vkbench.results.bug_rows import bug_rows, owner_counts, runtime_summary
     from vkbench.results.records import read_recorded
 
     root = results or RESULTS_ROOT

@@ -21,13 +21,13 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def doctor_report(*, as_json: bool = False, settings_only: bool = False) -> int:
-    """Print :func:`vkbench.execution.doctor.diagnose` (or only the settings table, as markdown)."""
+    """Print :func:`vkbench.execution.diagnosis.diagnose` (or only the settings table, as markdown)."""
     if settings_only:
         from vkbench import settings
 
         print(settings.markdown())
         return 0
-    from vkbench.execution.doctor import diagnose
+    from vkbench.execution.diagnosis import diagnose
 
     report = diagnose()
     if as_json:

@@ -1,4 +1,4 @@
-"""``vkbench gate BASE HEAD``: the verdict on one change, for a PR (:mod:`vkbench.runs.gate`).
+"""``vkbench gate BASE HEAD``: the verdict on one change, for a PR (:mod:`vkbench.runs.gate_run`).
 
 Exit 0: no confirmed regression; 1: a confirmed regression (named in the table and the report);
 2: bad input (an unknown commit, no mirror). ``--report`` writes the markdown a CI job posts.
@@ -43,8 +43,8 @@ def add_parser(sub: Subparsers) -> None:
 def _gate(args: argparse.Namespace) -> int:
     from vkbench.git import GitError, commit_of
     from vkbench.results import verdict
-    from vkbench.runs import gate
-    from vkbench.runs.upstream import DEFAULT_CONFIG, git_dir, write_config
+    from vkbench.runs import gate_run as gate
+    from vkbench.runs.upstream_asv import DEFAULT_CONFIG, git_dir, write_config
 
     source = args.mirror or args.repo
     if not source.exists():

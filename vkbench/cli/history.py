@@ -233,7 +233,7 @@ def _changes(args: argparse.Namespace) -> int:
 def _confirm(args: argparse.Namespace) -> int:
     from vkbench.results import confirmations
     from vkbench.runs import confirm
-    from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
+    from vkbench.runs.upstream_asv import DEFAULT_CONFIG, write_config
 
     if args.mirror is None and args.runners is None:
         raise UsageError("history confirm needs --mirror (the lowering's steps) or --runners (the runtime's)")
@@ -337,7 +337,7 @@ def _work(args: argparse.Namespace) -> int:
 def _bases(args: argparse.Namespace) -> int:
     from vkbench.results.asv_files import read_dir
     from vkbench.results.events import BASES_PATH, release_bases
-    from vkbench.runs.upstream import UpstreamError, git_dir
+    from vkbench.runs.upstream_asv import UpstreamError, git_dir
 
     releases = {f.commit: f.sidecar.provenance.release for f in read_dir(args.results).files
                 if f.sidecar.provenance.release}
@@ -355,7 +355,7 @@ def _bases(args: argparse.Namespace) -> int:
 def _torch_pins(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from vkbench.runs.upstream import UpstreamError, git_dir, stamp_torch_pins
+    from vkbench.runs.upstream_asv import UpstreamError, git_dir, stamp_torch_pins
 
     if not args.results.is_dir():
         raise UsageError(f"{args.results}: no such results folder")
@@ -419,7 +419,7 @@ def _classes(args: argparse.Namespace) -> int:
     from vkbench.commits.classes import classify
     from vkbench.commits.fingerprint import Inputs, widen
     from vkbench.results.asv_files import read_dir
-    from vkbench.runs.upstream import git_dir
+    from vkbench.runs.upstream_asv import git_dir
 
     try:
         source = args.inputs or inputs_path(args.workloads)

@@ -380,7 +380,7 @@ def classes_command(args: argparse.Namespace) -> int:
     from vkbench.cli.common import UsageError
     from vkbench.commits.fingerprint import Inputs
     from vkbench.commits.runtime_fingerprint import runtime_classes
-    from vkbench.runs.upstream import git_dir
+    from vkbench.runs.upstream_asv import git_dir
 
     try:
         inputs = Inputs.read(args.inputs or RUNTIME_INPUTS)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from vkbench.cli.common import Subparsers, UsageError
-from vkbench.runs.upstream import DEFAULT_CONFIG, STATE_DIR
+from vkbench.runs.upstream_asv import DEFAULT_CONFIG, STATE_DIR
 from vkbench.suite.tiers import TIERS
 
 _EPILOG = """examples:
@@ -56,7 +56,7 @@ def _upstream(args: argparse.Namespace) -> int:
     from vkbench.git import GitError
     from vkbench.results.recording import RecordingError
     from vkbench.runs.ledger import machine_name
-    from vkbench.runs.upstream import UpstreamError, run
+    from vkbench.runs.upstream_asv import UpstreamError, run
 
     if args.split < 1:
         raise UsageError(f"--split takes a number of asv processes, at least 1 (got {args.split})")

@@ -5,7 +5,7 @@ track it and what the investigation found are written by hand, once, in ``bugs.t
 module (its header lists the keys). This module is its schema (:class:`Bug`) and its one reader:
 :func:`load` checks every entry and names the file and the entry on an error, so a typo in an owner
 or a pattern fails loudly instead of dropping a row. What changes with the data is computed from
-the results by :mod:`vkbench.results.bugs`.
+the results by :mod:`vkbench.results.bug_rows`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Bug:
 
     ``fix_branch`` is ``release`` for a row whose fix its probe's record shows on a release only, the
     fix being absent from main (checked in the ExecuTorch history by hand): the row then says where
-    main stands at its newest recorded commit as well (:mod:`vkbench.results.bugs`).
+    main stands at its newest recorded commit as well (:mod:`vkbench.results.bug_rows`).
     """
 
     id: str

@@ -13,7 +13,7 @@ its reproducer was seen to fail and with which build.
 A record made with one ExecuTorch commit's Vulkan runtime (``vkbench runtime repro-run --commit``:
 the commit's C++ runner over the saved bundles) names that commit in its build (``commit``) and lives
 in ``results/bugs/upstream/``, one file per machine and commit: the runtime history of the
-reproducers, which dates a runtime row that has no probe (:mod:`vkbench.results.bugs`).
+reproducers, which dates a runtime row that has no probe (:mod:`vkbench.results.bug_rows`).
 
 The ``Expected:``/``Needs:`` docstring lines are read here and nowhere else.
 """

@@ -1,7 +1,7 @@
 """The verdict on one change: which compared tracks stepped between two commits, and whether that fails.
 
 Pure: two asv result files in, rows out (:func:`compare`), and the markdown a PR comment shows
-(:func:`report`). ``vkbench gate`` (:mod:`vkbench.runs.gate`) measures both sides, re-measures
+(:func:`report`). ``vkbench gate`` (:mod:`vkbench.runs.gate_run`) measures both sides, re-measures
 every failing row before reporting it, and exits 1 only for a row that reproduced.
 
 What fails, and why:

@@ -3,7 +3,7 @@
 ``asv find`` halves a range of commits; most of them cannot change a count
 (their lowering inputs equal their neighbour's), so here the range is halved
 over classes (:mod:`vkbench.commits.classes`) and each probe is an ``asv run``
-of one class's first commit through :func:`vkbench.runs.upstream.run`, with
+of one class's first commit through :func:`vkbench.runs.upstream_asv.run`, with
 the failure reasons and provenance that every recording stores. The answer
 is the first class whose value differs from the good end's: its first
 commit caused the step. Every measurement stays in the results, so the
@@ -82,7 +82,7 @@ def recorded_or_run(mirror: Path, machine: str, results: Path,
                     probe: Probe) -> Callable[[CommitClass], float | None]:
     """``measure`` for :func:`bisect`: a value recorded for any commit of the class (same inputs,
     same counts), else ``asv run`` of the class's first commit."""
-    from vkbench.runs.upstream import run
+    from vkbench.runs.upstream_asv import run
 
     def measure(commit_class: CommitClass) -> float | None:
         for commit in commit_class.commits:

@@ -4,7 +4,7 @@ For each (previous, commit) pair (:func:`vkbench.results.confirmations.pairs`) o
 both commits back to back, on one machine, with one suite, selecting exactly the pair's points
 (``-b``); a timing pair is interleaved over :data:`ROUNDS` rounds with its samples kept, so asv's own
 statistics can judge it. The run goes through the ``vkbench upstream`` machinery
-(:func:`vkbench.runs.upstream.prepare`: the mirror, the URL rewrite, submodules skipped, the aot
+(:func:`vkbench.runs.upstream_asv.prepare`: the mirror, the URL rewrite, submodules skipped, the aot
 build) into a temporary results directory: the recorded results are never written. The values are
 read back with the results model and judged by the pure functions of
 :mod:`vkbench.results.confirmations`; each pair's confirmations are stored as soon as it is done, so
@@ -34,7 +34,7 @@ from vkbench.results.model import ResultSet
 from vkbench.results.recording import recording
 from vkbench.runs import asv_machine
 from vkbench.runs.provenance import run_provenance
-from vkbench.runs.upstream import STATE_DIR, prepare
+from vkbench.runs.upstream_asv import STATE_DIR, prepare
 
 #: asv rounds of a timing pair, interleaved across its two commits (``--interleave-rounds``): every
 #: round takes at least one sample. Not MIN_SAMPLES: with 6 samples a side, even two fully separated

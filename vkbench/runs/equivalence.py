@@ -23,7 +23,7 @@ from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.runs.lanes import run_lanes
-from vkbench.runs.upstream import DEFAULT_CONFIG, write_config
+from vkbench.runs.upstream_asv import DEFAULT_CONFIG, write_config
 from vkbench.suite import equivalence, identity
 from vkbench.suite.equivalence import Equivalence
 from vkbench.suite.identity import carries_digest

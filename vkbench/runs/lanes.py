@@ -17,7 +17,7 @@ from vkbench.paths import ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.model import ResultSet
 from vkbench.runs import asv_machine
-from vkbench.runs.upstream import STATE_DIR, prepare
+from vkbench.runs.upstream_asv import STATE_DIR, prepare
 
 
 def lane_config(config: Path, lane: int, scratch: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vkbench.execution.outcome import Outcome
-from vkbench.results.bugs import BugRow
+from vkbench.results.bug_rows import BugRow
 from vkbench.results.changes import Changes
 from vkbench.results.records import Recorded
 from vkbench.results.runtime_timeline import MachineTimeline

@@ -17,7 +17,7 @@ from typing import Any
 import vkbench.site.pages
 from vkbench.paths import RESULTS_ROOT
 from vkbench.results import confirmations
-from vkbench.results.bugs import bug_rows
+from vkbench.results.bug_rows import bug_rows
 from vkbench.results.events import explain, read_bases
 from vkbench.results.ledger_file import release_names
 from vkbench.results.records import read_recorded

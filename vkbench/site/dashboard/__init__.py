@@ -28,6 +28,6 @@ what a section shows (:mod:`.views`, ``load_*``) is kept apart from drawing
 
 from __future__ import annotations
 
-from vkbench.site.dashboard.page import PAGE
+from vkbench.site.dashboard.dashboard_page import PAGE
 
 __all__ = ["PAGE"]

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from vkbench.results.bugs import BugRow
+from vkbench.results.bug_rows import BugRow
 from vkbench.results.changes import Change
 from vkbench.results.model import ResultSet, finite
 from vkbench.results.surveys import SurveyFile

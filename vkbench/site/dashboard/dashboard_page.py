@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from vkbench.results.bugs import BugRow
+from vkbench.results.bug_rows import BugRow
 from vkbench.site.dashboard.headlines import (
     blockers_headline,
     pct,
