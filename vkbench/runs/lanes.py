@@ -13,11 +13,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results.asv_files import read_dir
 from vkbench.results.model import ResultSet
 from vkbench.runs import asv_machine
-from vkbench.runs.upstream_asv import STATE_DIR, prepare
+from vkbench.runs.upstream_asv import STATE_DIR, clone_dir, prepare
 
 
 def lane_config(config: Path, lane: int, scratch: Path) -> Path:
@@ -34,12 +35,25 @@ def lane_config(config: Path, lane: int, scratch: Path) -> Path:
     return path
 
 
+def ensure_clone(config: Path, env: Mapping[str, str]) -> Path:
+    """asv's clone of the project, made once before the lanes start: asv makes it (``git clone --mirror``)
+    on its first run in a config's folder, so two lanes starting at once would both clone into one path
+    and one of them fail (exit 128). ``env`` is the lanes' (the mirror's URL rewrite)."""
+    clone = clone_dir(Path(config))
+    if not clone.exists():
+        url = json.loads(Path(config).read_text())["repo"]
+        git.run(["clone", "--mirror", "--quiet", url, str(clone)], env=env)
+    return clone
+
+
 def run_lanes(source: Path, config: Path, lanes: Sequence[Sequence[str]], machine: str, scratch: Path,
               pattern: str, env: Mapping[str, str] | None = None
               ) -> tuple[list[ResultSet], list[str], list[int]]:
     """``asv run -b pattern`` of each lane's commits (back to back), the lanes side by side; returns
     each lane's results, the commands and asv's exit codes. ``source``: the mirror or a local repo."""
     asv_env = {**prepare(Path(source), STATE_DIR), **(env or {})}
+    if len(lanes) > 1:
+        ensure_clone(config, asv_env)
     running = []
     for lane, commits in enumerate(lanes):
         (scratch / f"lane-{lane}").mkdir(parents=True, exist_ok=True)
