@@ -28,13 +28,9 @@ from vkbench.results.surveys import latest_survey
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "repro"
-#: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer.
-# A probe would be a new case of workloads/probes.py, which every gate module's digest covers: it would
-# start new series for the whole re-recorded history. Its runtime history is its reproducer's
-# (results/bugs/upstream).
-# A performance row has no failure for a probe to record (docs: its note; its what-if is measured).
-KNOWN_GAPS: dict[str, str] = {"load_segfault_input_staging": "no probe",
-                              "partition_reexports_pattern_graphs": "no probe"}
+#: Rows owned by ExecuTorch or torch that still lack a probe or a reproducer: a performance row has no
+#: failure for a probe to record (docs: its note; its what-if is measured).
+KNOWN_GAPS: dict[str, str] = {"partition_reexports_pattern_graphs": "no probe"}
 JSON_KEYS = ["id", "stage", "error", "owner", "entries", "probe", "repro", "first_bad", "fixed_in"]
 
 
@@ -91,6 +87,17 @@ def test_every_upstream_row_has_a_probe_and_a_reproducer_but_the_known_gaps(rows
             missing = (("no probe", row.probe), ("no reproducer", row.repro))
             gaps[row.id] = ", ".join(what for what, has in missing if not has)
     assert gaps == KNOWN_GAPS
+
+
+def test_every_runtime_row_has_a_probe_the_ladder_follows(rows):
+    """Every row of a runtime stage names a probe of the runtime ladder (``bench_runtime.ProbeLadder``'s
+    grid, the catalogue's probes), so each can be followed per commit; the segfault's is ``clone_5d``."""
+    from vkbench.suite.catalogue import PROBE_WORKLOADS
+
+    runtime = [row for row in rows if row.stage in RUNTIME_STAGES]
+    assert runtime and all(f"probe/{row.probe}" in PROBE_WORKLOADS for row in runtime), \
+        [row.id for row in runtime if f"probe/{row.probe}" not in PROBE_WORKLOADS]
+    assert next(r for r in runtime if r.id == "load_segfault_input_staging").probe == "clone_5d"
 
 
 def test_every_blocked_entry_has_a_classified_row(rows):
