@@ -42,7 +42,7 @@ def print_classes(found: Classes, path: Path, args: argparse.Namespace, noun: st
     rows = [[i, c.first[:8], len(c.commits), c.base,
              ", ".join(c.changed[:3]) + (" ..." if len(c.changed) > 3 else ""), c.subject[:60]]
             for i, c in enumerate(found.classes)]
-    print((tables.markdown if args.markdown else tables.render)(
+    print(tables.draw(args.markdown)(
         ["class", "first", "commits", "base", "inputs changed", "subject"], rows))
     print(f"{sum(len(c.commits) for c in found.classes)} commits in {len(found.classes)} {noun}; "
           f"written to {path}")

@@ -193,7 +193,7 @@ def _changes(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(table.to_json(), indent=1))
         return 0
-    render = tables.markdown if args.markdown else tables.render
+    render = tables.draw(args.markdown)
     counts = table.left_out_counts()
     regressing = sum(1 for e in table.events if e.regression)
     print(f"{len(table.events)} events ({regressing} regressing), {len(table.changes)} steps; "
