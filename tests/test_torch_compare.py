@@ -105,6 +105,27 @@ def test_the_order_of_a_set_in_a_reason_is_not_a_difference_but_its_items_are() 
     assert {d.field for d in compare(a, b).differences} == {"reasons_by_op", "cpu_nodes"}
 
 
+def test_an_overlay_naming_its_bases_files_and_a_temporary_folder_is_not_a_difference() -> None:
+    """Side B, an overlay over A's environment, runs A's executorch: a failure text names A's site dir
+    (its ``flatc``) and a ``mkdtemp`` folder of its own. Neither is a difference; the message itself is."""
+    import tempfile
+
+    temp = tempfile.gettempdir()
+
+    def failing(folder: str) -> dict[str, Any]:
+        flatc = "/a/.venv/lib/python3.12/site-packages/executorch/data/bin/flatc"
+        return _probe("mha_cross", failed_stage="preprocess",
+                      error=f"CalledProcessError: ['{flatc}', '{temp}/{folder}/schema.json'] returned 1: "
+                            "cannot parse value starting with: -")
+
+    a, b = _pair()
+    a["probes"].append(failing("tmpkj6r_s9h"))
+    b["probes"].append(failing("tmpwbya1lae"))
+    assert compare(a, b).differences == []
+    b["probes"][-1]["error"] = b["probes"][-1]["error"].replace("starting with: -", "starting with: +")
+    assert {d.field for d in compare(a, b).differences} == {"error"}
+
+
 def test_a_count_that_differs_fails_and_is_named() -> None:
     a, b = _pair()
     b["probes"][0]["nodes_cpu"] = 3

@@ -65,6 +65,7 @@ _ENVIRONMENT = (
 #: What the summary calls each kind of record.
 PLURAL = {"probe": "probes", "entry": "entries"}
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_TEMP = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp[\w-]+")
 #: A set's text in a message (``{torch.float32, torch.float16}``): no colon or quote, so no dict or JSON.
 _SET_TEXT = re.compile(r"\{([^{}:'\"]+,[^{}:'\"]+)\}")
 _ABSENT = "(absent)"
@@ -156,11 +157,12 @@ def _sorted_set(match: re.Match[str]) -> str:
 
 
 def _normalized(value: Any, prefixes: Sequence[str]) -> Any:
-    """``value`` with a side's own install paths, object addresses and set orders taken out of its texts."""
+    """``value`` with a side's own install paths, temporary folders (``mkdtemp``'s random names), object
+    addresses and set orders taken out of its texts."""
     if isinstance(value, str):
         for prefix in prefixes:
             value = value.replace(prefix, "<env>")
-        value = _ADDRESS.sub("0x?", value)
+        value = _TEMP.sub("<tmp>", _ADDRESS.sub("0x?", value))
         return _SET_TEXT.sub(_sorted_set, value)
     if isinstance(value, dict):
         return {_normalized(k, prefixes): _normalized(v, prefixes) for k, v in value.items()}
@@ -211,7 +213,10 @@ def compare(side_a: dict[str, Any], side_b: dict[str, Any]) -> Comparison:
     """Two side documents (:func:`measure_side`'s) compared probe by probe and entry by entry."""
     environments = ({**side_a.get("environment", {}), "seconds": side_a.get("seconds", {})},
                     {**side_b.get("environment", {}), "seconds": side_b.get("seconds", {})})
-    prefixes = (_prefixes(environments[0]), _prefixes(environments[1]))
+    # Both sides' paths leave both sides' texts: an overlay's executorch (and its flatc) is its base's, so a
+    # message names the other side's site dir.
+    shared = sorted(set(_prefixes(environments[0])) | set(_prefixes(environments[1])), key=len, reverse=True)
+    prefixes = (shared, shared)
     totals: dict[str, tuple[int, int]] = {}
     differences: list[Difference] = []
     for kind, key, name_field in (("probe", "probes", "probe"), ("entry", "entries", "entry")):
