@@ -206,18 +206,18 @@ def test_upstream_bug_probes_reproduce_the_policy_failures(probe_partitions):
     from vkbench.workloads.probes import PROBES
 
     bugs = sorted(name for name, probe in PROBES.items() if probe.upstream_bug)
-    assert bugs == ["bucketize", "complex_rope", "conv2d_padding_valid", "div_0d", "empty_like_transposed",
-                    "group_norm_3d", "index_dim1", "inputless_partition", "int32_to_bool",
-                    "layer_norm_no_affine", "logical_not", "mha_cross", "relower_unbacked",
+    assert bugs == ["bucketize", "clone_5d", "complex_rope", "conv2d_padding_valid", "div_0d",
+                    "empty_like_transposed", "group_norm_3d", "index_dim1", "inputless_partition",
+                    "int32_to_bool", "layer_norm_no_affine", "logical_not", "mha_cross", "relower_unbacked",
                     "rms_norm_one_plus_weight", "split_one_piece"]
     assert probe_partitions["split_one_piece"] == (None, None)  # fails in partition: nothing to count
     # relower_unbacked fails on its second lowering of one program (tests/test_bugs.py); once, it lowers
     assert probe_partitions["relower_unbacked"][0] is not None
     mha = probe_partitions["mha_cross"][0]
     assert mha is not None and mha.vulkan_programs == 3  # loading it needs a Vulkan runtime
-    # the runtime refuses them at load, or (group_norm_3d) runs them wrong: lowered whole
+    # the runtime refuses them at load, crashes (clone_5d) or (group_norm_3d) runs them wrong: lowered whole
     for name in ("index_dim1", "layer_norm_no_affine", "logical_not", "conv2d_padding_valid",
-                 "rms_norm_one_plus_weight", "int32_to_bool", "div_0d", "group_norm_3d"):
+                 "rms_norm_one_plus_weight", "int32_to_bool", "div_0d", "group_norm_3d", "clone_5d"):
         found = probe_partitions[name][0]
         assert found is not None and (found.vulkan_programs, found.nodes_cpu) == (1, 0), name
 
