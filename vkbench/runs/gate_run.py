@@ -73,12 +73,12 @@ def _side(found: ResultSet, commit: str, log: Path) -> ResultFile:
     return files[0]
 
 
-def _measure(source: Path, config: Path, machine: str, base: str, head: str, pattern: str, scratch: Path,
-             env: Mapping[str, str] | None) -> tuple[ResultFile, ResultFile, list[str], list[int]]:
-    """BASE and HEAD measured side by side (one asv process each, environments of their own)."""
-    found, commands, codes = run_lanes(source, config, [[base], [head]], machine, scratch, pattern, env)
-    return (_side(found[0], base, scratch / "lane-0.log"), _side(found[1], head, scratch / "lane-1.log"),
-            commands, codes)
+def _measure(source: Path, config: Path, machine: str, commits: list[str], pattern: str, scratch: Path,
+             env: Mapping[str, str] | None) -> tuple[list[ResultFile], list[str], list[int]]:
+    """Each commit measured by an asv process of its own, side by side (environments of their own)."""
+    found, commands, codes = run_lanes(source, config, [[c] for c in commits], machine, scratch, pattern, env)
+    sides = [_side(found[lane], commit, scratch / f"lane-{lane}.log") for lane, commit in enumerate(commits)]
+    return sides, commands, codes
 
 
 def kept_folder(config: Path, machine: str, commit: str, pattern: str) -> Path:
@@ -124,12 +124,11 @@ def _first(source: Path, config: Path, machine: str, base: str, head: str, patte
     commands: list[str] = []
     codes: list[int] = []
     if todo:
-        lanes = [[commit] for commit in todo]
-        found, commands, codes = run_lanes(source, config, lanes, machine, scratch, pattern, env)
-        for lane, commit in enumerate(todo):
-            kept[commit] = _side(found[lane], commit, scratch / f"lane-{lane}.log")
-            if codes[lane] == 0:
-                keep_side(kept[commit], folders[commit])
+        sides, commands, codes = _measure(source, config, machine, todo, pattern, scratch, env)
+        for commit, side, code in zip(todo, sides, codes, strict=True):
+            kept[commit] = side
+            if code == 0:
+                keep_side(side, folders[commit])
     return kept[base], kept[head], commands, codes, [c for c in (base, head) if c not in todo]
 
 
@@ -148,8 +147,9 @@ def gate(source: Path, config: Path, base: str, head: str, machine: str = "vkben
         result = Verdict(base, head, rows, sum(len(after.values(n)) for n in names), commands, codes, reused)
         suspects = verdict.failing(rows)
         if suspects:  # both sides again, in fresh processes: only what selects a suspect
-            before2, after2, commands2, codes2 = _measure(source, config, machine, base, head,
-                                                          again(pattern, suspects), Path(tmp) / "again", env)
+            narrower = again(pattern, suspects)
+            (before2, after2), commands2, codes2 = _measure(source, config, machine, [base, head], narrower,
+                                                            Path(tmp) / "again", env)
             result.runs += commands2
             result.codes += codes2
             repeated = {row.key: row for row in verdict.compare(before2, after2, names, factor)}

@@ -406,8 +406,9 @@ def make_overlay(target: Path, torch: str, torchvision: str, base_python: str, e
     wheels = [f"torch=={torch}", f"torchvision=={torchvision}", *extra]
     attempts: list[list[str]] = [["--index-url", CPU_INDEX, "--retries", "0", "--timeout", "20"], []]
     errors = []
-    for extra in attempts:
-        command = [base_python, "-m", "pip", "--python", str(python), "install", "--no-deps", *extra, *wheels]
+    for index_options in attempts:
+        command = [base_python, "-m", "pip", "--python", str(python), "install", "--no-deps", *index_options,
+                   *wheels]
         say("$ " + " ".join(command))
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode == 0:

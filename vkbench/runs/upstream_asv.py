@@ -41,7 +41,7 @@ from pathlib import Path
 from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results import sidecar
-from vkbench.results.asv_files import without_unreadable
+from vkbench.results.asv_files import read_dir, without_unreadable
 from vkbench.results.failure_log import LOG_SETTING
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
@@ -364,7 +364,6 @@ def commit_provenance(gdir: Path, commit: str) -> Provenance:
     """What the mirror says of a recorded commit: its release tag, the aot base wheel it ran on and the
     torch it pins (the run itself says which torch it lowered with)."""
     from vkbench.build.base_release import base_chooser
-    from vkbench.build.full import pinned_torch
     from vkbench.build.messages import AotError
 
     version = git.text(["show", f"{commit}:version.txt"], git_dir=gdir) if commit else None
@@ -372,23 +371,27 @@ def commit_provenance(gdir: Path, commit: str) -> Provenance:
         base = base_chooser()(version)
     except AotError:
         base = None
-    pin = git.text(["show", f"{commit}:torch_pin.py"], git_dir=gdir, check=False) if commit else None
     return Provenance(release=release_tag(gdir, commit), base_wheel=base,
-                      torch_pin=pinned_torch(pin)["torch_pin"])
+                      torch_pin=torch_pin_at(gdir, commit))
+
+
+def torch_pin_at(gdir: Path, commit: str) -> str | None:
+    """The torch ``commit`` pins (its ``torch_pin.py`` in the mirror), None where it has none."""
+    from vkbench.build.full import pinned_torch
+
+    pin = git.text(["show", f"{commit}:torch_pin.py"], git_dir=gdir, check=False) if commit else None
+    return pinned_torch(pin)["torch_pin"]
 
 
 def stamp_torch_pins(root: Path, gdir: Path) -> list[tuple[Path, str | None]]:
     """Give every result file under ``root`` whose provenance lacks it the torch its commit pins (read
     from the mirror ``gdir``: ``torch_pin.py`` at the file's commit; files of commits without one get
     nothing). Only that field is added; the stamp is a fact of the commit, like its release tag."""
-    from vkbench.results import sidecar
-    from vkbench.results.asv_files import read_dir
-
     stamped = []
     for record in read_dir(root).files:
         if record.sidecar.provenance.torch_pin is not None:
             continue
-        pin = commit_provenance(gdir, record.commit).torch_pin
+        pin = torch_pin_at(gdir, record.commit)
         if pin is not None:
             sidecar.merge(record.path, Provenance(torch_pin=pin))
         stamped.append((record.path, pin))
