@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
+from vkbench.paths import ROOT
 from vkbench.results import verdict
 from vkbench.results.asv_files import read_dir
 from vkbench.results.confirmations import asv_name
@@ -60,19 +62,33 @@ def _side_file(folder: Path, commit: str, version: str) -> Path:
 
 
 def test_a_kept_side_is_taken_only_under_the_suite_that_measured_it(tmp_path: Path) -> None:
-    """A side kept by an earlier gate run is taken while its benchmarks' versions are the suite's own;
-    under another suite (or for another commit) it is measured again. Keeping copies it whole."""
+    """A side kept by an earlier gate run is taken while its benchmarks' versions are the ones the suite of
+    the asv config (its ``benchmark_dir``) gives them; under another suite (another grid in a copy of
+    ``benchmarks/``, an older digest) or for another commit it is measured again. Keeping copies it whole."""
     commit = "c" * 40
+    config = tmp_path / "asv.conf.json"
+    config.write_text(json.dumps({"benchmark_dir": str(ROOT / "benchmarks")}))
     now = suite_version("bench_probes", "ProbeCoverage")
+    assert gate.version_now(PROBE, config) == now
     _side_file(tmp_path / "measured", commit, now)
     side = read_dir(tmp_path / "measured").files[0]
     gate.keep_side(side, tmp_path / "kept")
-    kept = gate.kept_side(tmp_path / "kept", commit)
+    kept = gate.kept_side(tmp_path / "kept", commit, config)
     assert kept is not None and kept.values(PROBE) == {("mish",): 3.0}
-    assert gate.kept_side(tmp_path / "kept", "d" * 40) is None  # another commit
-    assert gate.kept_side(tmp_path / "nothing", commit) is None
+    assert gate.kept_side(tmp_path / "kept", "d" * 40, config) is None  # another commit
+    assert gate.kept_side(tmp_path / "nothing", commit, config) is None
     _side_file(tmp_path / "older", commit, "suite-" + "0" * 16)
-    assert gate.kept_side(tmp_path / "older", commit) is None  # another suite's measurement
+    assert gate.kept_side(tmp_path / "older", commit, config) is None  # another suite's measurement
+    trimmed = tmp_path / "copy" / "benchmarks"  # the gate tests' grid: a copy with an override appended
+    shutil.copytree(ROOT / "benchmarks", trimmed, ignore=shutil.ignore_patterns("__pycache__"))
+    with (trimmed / "common.py").open("a") as handle:
+        handle.write("\nPROBE_NAMES = ['mish']\n")
+    other = tmp_path / "copy" / "asv.conf.json"
+    other.write_text(json.dumps({"benchmark_dir": "benchmarks"}))  # relative: to the config's folder
+    assert gate.version_now(PROBE, other) != now
+    assert gate.kept_side(tmp_path / "kept", commit, other) is None
+    _side_file(tmp_path / "trimmed", commit, gate.version_now(PROBE, other))
+    assert gate.kept_side(tmp_path / "trimmed", commit, other) is not None
 
 
 def test_the_kept_folder_depends_on_the_selection_and_the_config(tmp_path: Path) -> None:

@@ -344,6 +344,36 @@ def test_a_recording_registers_an_unknown_machine_once(tmp_path):
     assert not asv_machine.known("vkbench-test-machine", env)  # an unreadable file describes nothing
 
 
+
+def test_each_asv_process_rewrites_a_machine_file_of_its_own(tmp_path):
+    """``asv run`` rewrites ``~/.asv-machine.json`` at its start (emptying it first), so an asv process
+    started beside it could read an empty file and stop (a gate lane did, in CI): every asv process vkbench
+    starts gets a home of its own. Real asv's ``Machine.load`` (what ``asv run`` calls) in two such homes at
+    once: each rewrites its copy, the real file is never written, the other entries of the home are there."""
+    from vkbench.paths import ROOT
+    from vkbench.runs import asv_machine
+
+    (tmp_path / ".cache").mkdir()
+    env = {**os.environ, "HOME": str(tmp_path)}
+    asv_machine.ensure(ROOT / "asv.conf.json", "vkbench-test-machine", env)
+    real = tmp_path / ".asv-machine.json"
+    before = (real.read_bytes(), real.stat().st_mtime_ns)
+    load = ("import asv.machine as m, pathlib, sys; m.Machine.load(machine_name='vkbench-test-machine'); "
+            "print(pathlib.Path.home())")
+    with (asv_machine.own_home(ROOT / "asv.conf.json", "vkbench-test-machine", env) as first,
+          asv_machine.own_home(ROOT / "asv.conf.json", "vkbench-test-machine", env) as second):
+        homes = [Path(first["HOME"]), Path(second["HOME"])]
+        running = [subprocess.Popen([sys.executable, "-c", load], env=e, stdout=subprocess.PIPE, text=True)
+                   for e in (first, second)]
+        printed = [process.communicate()[0].strip() for process in running]
+        assert [process.returncode for process in running] == [0, 0]
+        assert printed == [str(home) for home in homes] and homes[0] != homes[1]
+        for home in homes:
+            assert "vkbench-test-machine" in json.loads((home / ".asv-machine.json").read_text())
+            assert (home / ".cache").resolve() == tmp_path / ".cache"
+    assert (real.read_bytes(), real.stat().st_mtime_ns) == before
+    assert not any(home.exists() for home in homes)
+
 def test_a_runs_provenance_takes_the_command_lines_launch_method_over_the_configs():
     """``vkbench runtime record`` runs asv with ``--launch-method spawn`` (the config says forkserver): its
     files say spawn; a run without the option says the config's."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import re
 import shutil
 import sys
@@ -33,7 +34,7 @@ from vkbench.results.confirmations import asv_name
 from vkbench.results.model import ResultFile, ResultSet
 from vkbench.runs import benchmark_split
 from vkbench.runs.lanes import run_lanes
-from vkbench.suite.identity import suite_version
+from vkbench.suite import equivalence, identity
 from vkbench.suite.tiers import COMPARED
 
 #: Sides measured by earlier gate runs, beside the asv config: ``KEPT/<machine>/<commit>-<key>/``.
@@ -89,17 +90,29 @@ def kept_folder(config: Path, machine: str, commit: str, pattern: str) -> Path:
     return Path(config).parent / KEPT / machine / f"{commit}-{key}"
 
 
-def kept_side(folder: Path, commit: str) -> ResultFile | None:
+def version_now(name: str, config: Path) -> str:
+    """The asv version benchmark ``name`` has now under ``config``: :func:`identity.suite_version`, with
+    the ``benchmarks`` tree read from the config's ``benchmark_dir`` (asv imports the suite from there;
+    a copy with another grid, as the gate's tests use, is another suite)."""
+    module, cls = name.split(".")[:2]
+    settings = json.loads(Path(config).read_text())
+    bench = Path(settings.get("benchmark_dir") or "benchmarks")
+    trees = {**identity.roots(), "benchmarks": bench if bench.is_absolute() else Path(config).parent / bench}
+    inputs = identity.inputs_of(module)
+    return equivalence.kept_version(module, cls, identity.PREFIX + identity.digest(inputs.files, inputs.dirs,
+                                                                                  trees))
+
+
+def kept_side(folder: Path, commit: str, config: Path) -> ResultFile | None:
     """The kept measurement of ``commit`` in ``folder``, if every benchmark it holds still has the
-    version the suite gives it now (else it is another suite's, and measured again)."""
+    version the suite gives it now under ``config`` (else it is another suite's, and measured again)."""
     if not folder.is_dir():
         return None
     files = [f for f in read_dir(folder).files if f.commit == commit]
     if len(files) != 1 or not files[0].results:
         return None
     side = files[0]
-    current = {name: suite_version(name.split(".")[0], name.split(".")[1]) for name in side.results}
-    return side if all(side.version(name) == version for name, version in current.items()) else None
+    return side if all(side.version(name) == version_now(name, config) for name in side.results) else None
 
 
 def keep_side(side: ResultFile, folder: Path) -> None:
@@ -119,7 +132,8 @@ def _first(source: Path, config: Path, machine: str, base: str, head: str, patte
     """The first measurement of both sides: a kept one where it holds (unless ``fresh``), the rest
     measured (side by side) and kept."""
     folders = {commit: kept_folder(config, machine, commit, pattern) for commit in (base, head)}
-    kept = {} if fresh else {c: side for c, f in folders.items() if (side := kept_side(f, c)) is not None}
+    kept = {} if fresh else {c: side for c, f in folders.items()
+                         if (side := kept_side(f, c, config)) is not None}
     todo = [commit for commit in (base, head) if commit not in kept]
     commands: list[str] = []
     codes: list[int] = []

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from vkbench import git
@@ -36,13 +37,16 @@ def lane_config(config: Path, lane: int, scratch: Path) -> Path:
 
 
 def ensure_clone(config: Path, env: Mapping[str, str]) -> Path:
-    """asv's clone of the project, made once before the lanes start: asv makes it (``git clone --mirror``)
-    on its first run in a config's folder, so two lanes starting at once would both clone into one path
-    and one of them fail (exit 128). ``env`` is the lanes' (the mirror's URL rewrite)."""
+    """asv's clone of the project, made (or fetched) once before the lanes start, which then run with
+    ``--no-pull``: asv makes it (``git clone --mirror``) on its first run in a config's folder and fetches
+    into it on every run, so two lanes starting at once would both clone into one path (one fails, exit
+    128) or fetch into one repository at once. ``env`` is the lanes' (the mirror's URL rewrite)."""
     clone = clone_dir(Path(config))
     if not clone.exists():
         url = json.loads(Path(config).read_text())["repo"]
         git.run(["clone", "--mirror", "--quiet", url, str(clone)], env=env)
+    else:
+        git.run(["fetch", "--quiet", "origin"], git_dir=clone, env=env)
     return clone
 
 
@@ -52,25 +56,25 @@ def run_lanes(source: Path, config: Path, lanes: Sequence[Sequence[str]], machin
     """``asv run -b pattern`` of each lane's commits (back to back), the lanes side by side; returns
     each lane's results, the commands and asv's exit codes. ``source``: the mirror or a local repo."""
     asv_env = {**prepare(Path(source), STATE_DIR), **(env or {})}
-    if len(lanes) > 1:
-        ensure_clone(config, asv_env)
+    ensure_clone(config, asv_env)
     running = []
-    for lane, commits in enumerate(lanes):
-        (scratch / f"lane-{lane}").mkdir(parents=True, exist_ok=True)
-        conf = lane_config(config, lane, scratch)
-        asv_machine.ensure(conf, machine, asv_env)
-        hashfile = scratch / f"lane-{lane}" / "hashes.txt"
-        hashfile.write_text("".join(f"{commit}\n" for commit in commits))
-        command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "--machine", machine,
-                   "--show-stderr", "-b", pattern, f"HASHFILE:{hashfile}"]
-        print("+ " + " ".join(command), file=sys.stderr, flush=True)
-        log = (scratch / f"lane-{lane}.log").open("w")
-        running.append((conf, command, log, subprocess.Popen(command, cwd=ROOT, env=asv_env, stdout=log,
-                                                             stderr=subprocess.STDOUT)))
     commands, codes = [], []
-    for conf, command, log, process in running:
-        codes.append(process.wait())
-        log.close()
-        conf.unlink(missing_ok=True)
-        commands.append(" ".join(command))
+    with ExitStack() as homes:  # each lane's asv rewrites a machine file of its own (asv_machine.own_home)
+        for lane, commits in enumerate(lanes):
+            (scratch / f"lane-{lane}").mkdir(parents=True, exist_ok=True)
+            conf = lane_config(config, lane, scratch)
+            lane_env = homes.enter_context(asv_machine.own_home(conf, machine, asv_env))
+            hashfile = scratch / f"lane-{lane}" / "hashes.txt"
+            hashfile.write_text("".join(f"{commit}\n" for commit in commits))
+            command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "--machine", machine,
+                       "--show-stderr", "--no-pull", "-b", pattern, f"HASHFILE:{hashfile}"]
+            print("+ " + " ".join(command), file=sys.stderr, flush=True)
+            log = (scratch / f"lane-{lane}.log").open("w")
+            running.append((conf, command, log, subprocess.Popen(command, cwd=ROOT, env=lane_env, stdout=log,
+                                                                 stderr=subprocess.STDOUT)))
+        for conf, command, log, process in running:
+            codes.append(process.wait())
+            log.close()
+            conf.unlink(missing_ok=True)
+            commands.append(" ".join(command))
     return [read_dir(scratch / f"lane-{lane}" / "results") for lane in range(len(lanes))], commands, codes
