@@ -114,6 +114,12 @@ def test_the_file_has_one_reader_and_one_writer_and_a_corrupt_one_is_refused(
     # a re-recorded side is a different step: the old confirmation does not answer it
     assert confirmations.lookup(confirmations.read(store), Step(step.key, 1, 3, SUITE)) is None
     assert confirmations.pending([step], confirmations.read(store)) == []  # resumes: never re-run
+    # one stored before commands and files were kept is measured again (and replaced when stored)
+    unkept = confirmations.Confirmation(**{**first.__dict__, "not_kept": confirmations.NOT_KEPT_V1})
+    confirmations.write(store, [unkept])
+    assert confirmations.pending([step], confirmations.read(store)) == [step]
+    confirmations.write(store, [first])
+    assert confirmations.pending([step], confirmations.read(store)) == []
 
     store.write_text('{"schema": "vkbench-confirmations/1", "confirmations": [{"benchmark": ')
     corrupt = store.read_text()

@@ -360,8 +360,7 @@ def test_each_asv_process_rewrites_a_machine_file_of_its_own(tmp_path):
     before = (real.read_bytes(), real.stat().st_mtime_ns)
     load = ("import asv.machine as m, pathlib, sys; m.Machine.load(machine_name='vkbench-test-machine'); "
             "print(pathlib.Path.home())")
-    with (asv_machine.own_home(ROOT / "asv.conf.json", "vkbench-test-machine", env) as first,
-          asv_machine.own_home(ROOT / "asv.conf.json", "vkbench-test-machine", env) as second):
+    with asv_machine.own_home(env) as first, asv_machine.own_home(env) as second:
         homes = [Path(first["HOME"]), Path(second["HOME"])]
         running = [subprocess.Popen([sys.executable, "-c", load], env=e, stdout=subprocess.PIPE, text=True)
                    for e in (first, second)]

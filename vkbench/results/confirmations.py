@@ -237,8 +237,10 @@ def lookup(stored: Stored, step: Step) -> Confirmation | None:
 
 
 def pending(steps: Iterable[Step], stored: Stored) -> list[Step]:
-    """The steps without a stored confirmation (a stored one, reproduced or not, is not re-run)."""
-    return [s for s in steps if lookup(stored, s) is None]
+    """The steps without a stored confirmation a reader can audit: a stored one with its command and
+    files, reproduced or not, is not re-run; one stored before those were kept (``not_kept``) is measured
+    again, and the new one replaces it when it is stored."""
+    return [s for s in steps if (found := lookup(stored, s)) is None or found.not_kept]
 
 
 def asv_name(benchmark: str, param: str) -> str:

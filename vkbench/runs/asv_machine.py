@@ -52,17 +52,17 @@ def ensure(config: Path, machine: str, env: Mapping[str, str] | None = None) -> 
 
 
 @contextmanager
-def own_home(config: Path, machine: str, env: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
-    """``env`` (else ours) for one asv process: ``machine`` registered (:func:`ensure`), and ``HOME`` a
-    temporary folder with a copy of the machine file and a link to every other entry of the real home,
+def own_home(env: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """``env`` (else ours) for one asv process, ``HOME`` a temporary folder with a copy of the machine
+    file (register the machine first: :func:`ensure`) and a link to every other entry of the real home,
     so the process rewrites only its own copy (no asv process started beside it reads a half-written
     file) and finds the same caches and settings. The folder goes when the block ends."""
-    ensure(config, machine, env)
     real = _home(env)
     with tempfile.TemporaryDirectory(prefix="vkbench-asv-home-") as folder:
         home = Path(folder)
-        for entry in real.iterdir():
+        for entry in real.iterdir() if real.is_dir() else ():
             if entry.name != FILE:
                 (home / entry.name).symlink_to(entry)
-        shutil.copyfile(real / FILE, home / FILE)
+        if (real / FILE).is_file():
+            shutil.copyfile(real / FILE, home / FILE)
         yield {**(os.environ if env is None else env), "HOME": str(home)}

@@ -61,9 +61,10 @@ def run_pair(mirror_or_repo: Path, config: Path, machine: str, pair: Pair, scrat
     hashfile = scratch / "hashes.txt"
     hashfile.write_text(f"{pair.previous}\n{pair.commit}\n")
     asv_env = {**prepare(Path(mirror_or_repo), state_dir), **(env or {})}
+    asv_machine.ensure(config, machine, asv_env)
     log = "VKBENCH_FAILURE_LOG"
     with (recording(results, run_provenance(asv_args(pair, config, machine, hashfile), None)) as run,
-          asv_machine.own_home(config, machine, {**asv_env, log: run.env[log]}) as run_env):
+          asv_machine.own_home({**asv_env, log: run.env[log]}) as run_env):
         command = asv_args(pair, run.config(config, html_dir=str(scratch / "html")), machine, hashfile)
         print("+ " + " ".join(command), file=sys.stderr, flush=True)
         code = subprocess.run(command, cwd=ROOT, env=run_env, check=False).returncode

@@ -63,7 +63,8 @@ def run_lanes(source: Path, config: Path, lanes: Sequence[Sequence[str]], machin
         for lane, commits in enumerate(lanes):
             (scratch / f"lane-{lane}").mkdir(parents=True, exist_ok=True)
             conf = lane_config(config, lane, scratch)
-            lane_env = homes.enter_context(asv_machine.own_home(conf, machine, asv_env))
+            asv_machine.ensure(conf, machine, asv_env)
+            lane_env = homes.enter_context(asv_machine.own_home(asv_env))
             hashfile = scratch / f"lane-{lane}" / "hashes.txt"
             hashfile.write_text("".join(f"{commit}\n" for commit in commits))
             command = [sys.executable, "-m", "asv", "run", "--config", str(conf), "--machine", machine,

@@ -238,10 +238,11 @@ def record_installed(asv_args: list[str], release_version: str | None = None,
     machine = machine_name()
     print(f"vkbench: recording executorch {release.version} as ledger commit {release.commit[:8]} "
           f"on machine {machine}", file=sys.stderr)
+    asv_machine.ensure(config, machine)
     stamp = run_provenance(asv_args, tier)
     stamp.base_wheel = release.version
     # asv writes its own folder, merged here after; its machine file is its own copy
-    with recording(RESULTS_DIR, stamp) as run, asv_machine.own_home(config, machine, run.env) as env:
+    with recording(RESULTS_DIR, stamp) as run, asv_machine.own_home(run.env) as env:
         code = _asv("run", "--config", str(run.config(config)), "-E", f"existing:{sys.executable}",
                     "--set-commit-hash", str(release.commit), "--machine", machine,
                     "--show-stderr", *asv_args, env=env)

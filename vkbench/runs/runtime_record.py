@@ -55,8 +55,9 @@ def record_runtime(commit: str, python: Path, runner: Path, machine: str, *, mir
     with recording(results, stamp) as run:  # asv writes its own folder, merged into ``results`` after
         env = {**run.env, "VKBENCH_PTE_RUNNER": str(runner.absolute() / "pte_runner"),
                "VKBENCH_BUNDLES": str(bundles.absolute()), "ASV_PYTHONPATH": str(ROOT)}
+        asv_machine.ensure(conf, machine, env)
         own = command(run.config(conf))
         print("+ " + " ".join(own), file=sys.stderr, flush=True)
-        with asv_machine.own_home(conf, machine, env) as own_env:
+        with asv_machine.own_home(env) as own_env:
             code = subprocess.run(own, cwd=ROOT, env=own_env, check=False).returncode
     return ledger.normalize_results(commit, machine, results), code, time.time() - start

@@ -287,6 +287,8 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
         raise UpstreamError("--split deals the benchmarks of a -b pattern or --tier: give one")
     env = prepare(mirror, state_dir)
     config = write_config(config_out)
+    if command[3] in RECORDING_SUBCOMMANDS:
+        asv_machine.ensure(config, machine, env)
     if command[3] == "publish":
         command.insert(4, "--no-pull")
         config = prepare_publish(config, env)
@@ -306,7 +308,7 @@ def run(mirror: Path, asv_args: Sequence[str], machine: str, config_out: Path = 
     if split > 1:
         return _run_split(command, env, config, results, split, machine, tier, about)
     with (recording(results, run_provenance(command, tier), about) as recorded,
-          asv_machine.own_home(config, machine, {**env, LOG_SETTING: recorded.env[LOG_SETTING]}) as run_env):
+          asv_machine.own_home({**env, LOG_SETTING: recorded.env[LOG_SETTING]}) as run_env):
         own = list(command)  # asv writes the run's own folder; the merge brings its rows here
         own[own.index("--config") + 1] = str(recorded.config(config))
         return subprocess.run(own, cwd=ROOT, env=run_env, check=False).returncode
@@ -332,8 +334,8 @@ def _run_split(command: list[str], env: Mapping[str, str], config: Path, results
                 part_command = split_run.with_bench([*command[:at], str(part_config), *command[at + 1:]],
                                                     part)
                 print("+ " + " ".join(part_command), file=sys.stderr, flush=True)
-                part_env = stack.enter_context(asv_machine.own_home(
-                    config, machine, {**env, LOG_SETTING: recorded.env[LOG_SETTING]}))
+                part_env = {**env, LOG_SETTING: recorded.env[LOG_SETTING]}
+                part_env = stack.enter_context(asv_machine.own_home(part_env))
                 running.append(subprocess.Popen(part_command, cwd=ROOT, env=part_env))
                 parts.append(recorded)
             codes = [process.wait() for process in running]
