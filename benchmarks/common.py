@@ -24,9 +24,9 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 # What asv does not store (a failure's reason, the CPU ops behind a count, the executorch files read)
-# goes to the run's failure log; its writer sits beside its reader in vkbench.results.failure_log,
+# goes to the run log; its writer sits beside its one reader in vkbench.results.run_log,
 # which holds the line format both sides share. The modules call these as ``common.note_*``.
-from vkbench.results.failure_log import note_cpu, note_failure, note_inputs
+from vkbench.results.run_log import note_cpu, note_failure, note_inputs
 
 # The fixed parameter grids come from the suite's catalogue, the names the result readers use,
 # so a renamed class or a changed grid fails tests/test_catalogue.py instead of silently

@@ -112,6 +112,18 @@ def probe_coverage():
     return results
 
 
+@pytest.fixture(scope="module")
+def pattern_graphs_built_once():
+    """The registered pattern graphs built once for a whole test module (``pytestmark =
+    pytest.mark.usefixtures("pattern_graphs_built_once")``), as :func:`probe_coverage` does: a module of
+    many in-process lowerings skips ~2 s of rope-graph exports per ``partition`` call. Not for modules
+    that count exports or partition work in this process (``test_pattern_cache``, the counted work)."""
+    from vkbench.results.pattern_cache import cache_working
+
+    with cache_working():
+        yield
+
+
 @pytest.fixture(scope="session")
 def load_benchmark():
     """Import a module of ``benchmarks/`` as asv does: the checkout on ``sys.path``, by package name."""

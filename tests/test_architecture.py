@@ -26,10 +26,10 @@ PACKAGE = ROOT / "vkbench"
 LAYERS = ("vkbench", "core", "workloads", "suite", "build", "commits", "results", "execution", "runs",
           "site", "cli", "__main__")
 #: Imports by a name computed at run time (``importlib.import_module``), the one way a module reaches
-#: past the layers: module -> the package prefix it loads. ``suite.measure`` loads the benchmark modules
+#: past the layers: module -> the package prefix it loads. ``suite.suite_inputs`` loads the benchmark modules
 #: (``benchmarks.<name>``, above vkbench) to measure which vkbench files their records read;
 #: ``core.compat`` imports ExecuTorch modules by name (outside vkbench).
-DYNAMIC = {"vkbench.suite.measure": "benchmarks.", "vkbench.core.compat": ""}
+DYNAMIC = {"vkbench.suite.suite_inputs": "benchmarks.", "vkbench.core.compat": ""}
 
 
 def _modules() -> dict[str, Path]:
@@ -294,3 +294,13 @@ def test_the_command_line_imports_no_torch_before_a_subcommand_runs() -> None:
             "print(','.join(sorted(m for m in ('torch', 'executorch') if m in sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "", done.stdout
+
+
+def test_each_module_name_is_used_once_across_packages() -> None:
+    """A module's name says what it holds, once: two packages' ``measure.py`` (or ``equivalence.py``) make a
+    reader ask which one a docstring or a traceback means. ``__init__`` and ``__main__`` aside."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "vkbench").rglob("*.py")):
+        if path.stem not in ("__init__", "__main__"):
+            names.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}

@@ -12,6 +12,9 @@ from vkbench.execution.culprit import Symptom, narrow
 from vkbench.execution.outcome import Outcome
 from vkbench.workloads.graphs import Fn
 
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 
 def _counting(culprits: set[str]):
     calls: list[list[str]] = []

@@ -25,6 +25,9 @@ from vkbench.core import lowering
 from vkbench.core.compat import Missing
 from vkbench.suite import catalogue
 
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 pytest.importorskip("executorch.devtools.backend_debug")
 
 

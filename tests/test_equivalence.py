@@ -1,5 +1,5 @@
 """Keeping an asv series across a change of vkbench's code by evidence (``vkbench.suite.equivalence``,
-``vkbench.runs.equivalence.judge``), and ``vkbench changes`` honouring it."""
+``vkbench.runs.equivalence_run.judge``), and ``vkbench changes`` honouring it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import SAME, SUITE_CHANGED, changes
-from vkbench.runs.equivalence import judge
+from vkbench.runs.equivalence_run import judge
 from vkbench.suite import catalogue, equivalence
 from vkbench.suite.equivalence import Equivalence, canonical, kept_version
 

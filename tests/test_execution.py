@@ -26,6 +26,9 @@ from vkbench.execution import bundle as bundles
 from vkbench.execution import device, legacy, measure, record, runners, step_limit
 from vkbench.execution.outcome import LADDER, SCHEMA, Outcome, compare
 
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 executorch = pytest.importorskip("executorch")
 ET_DIR = Path(list(executorch.__path__)[0])
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,6 +13,9 @@ from vkbench.workloads import fusion
 from vkbench.workloads.graphs import Fn
 from vkbench.workloads.scaling import blocks_edge_program
 
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 Partitioner = fusion._partitioner_class()
 BLOCKS = 8
 

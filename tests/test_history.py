@@ -204,11 +204,11 @@ def test_a_recorded_commit_that_read_more_widens_the_set(tmp_path: Path, load_be
     """The suite logs the executorch modules it imported; the sidecar keeps them; ``widen`` adds
     what the class's set lacks, so the classes are recomputed with the new import."""
     from vkbench.commits.fingerprint import widen
-    from vkbench.results import failure_log
+    from vkbench.results import run_log
     from vkbench.results.recording import recording
 
     common = load_benchmark("common")
-    monkeypatch.setattr(failure_log, "_NOTED_INPUTS", set())  # what earlier tests noted is logged again
+    monkeypatch.setattr(run_log, "_NOTED_INPUTS", set())  # what earlier tests noted is logged again
     results = tmp_path / "results"
     with recording(results, Provenance(tier="gate")) as run:
         monkeypatch.setenv("VKBENCH_FAILURE_LOG", run.env["VKBENCH_FAILURE_LOG"])

@@ -60,6 +60,10 @@ class SurveyedRows(dict):
         return [self[name] for name in CI_ENTRIES]
 
 
+
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 @pytest.fixture(scope="session")
 def fast_rows() -> SurveyedRows:
     """The fast entries as the gate tier records them: partitioned, no Vulkan code generation.

@@ -16,6 +16,9 @@ from vkbench.core.reasons import NOT_PARTITIONED, NOT_REPORTED
 from vkbench.suite.catalogue import PROBE_NAMES
 from vkbench.workloads.graphs import Fn
 
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
+
 # (Vulkan programs, sorted distinct CPU ops) -- the seed's output, executorch 1.5.1.
 SEED_TABLE = {
     "linear_f32": (1, []),

@@ -15,10 +15,13 @@ import pytest
 
 from vkbench.results import sidecar
 from vkbench.results.asv_files import ResultFileError, read_dir, read_file, write_file
-from vkbench.results.failure_log import read_failure_log
 from vkbench.results.model import Failure, Provenance
 from vkbench.results.recording import recording, stamp_inferred_tiers
+from vkbench.results.run_log import RunLog
 from vkbench.suite import catalogue
+
+#: Every lowering of this module partitions with the pattern graphs built once (same partitions).
+pytestmark = pytest.mark.usefixtures("pattern_graphs_built_once")
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",
            "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples"]
@@ -144,26 +147,57 @@ def test_a_recording_run_stamps_the_files_it_wrote(results: Path, load_benchmark
 def test_a_lowered_probe_logs_its_cpu_ops_with_the_partitioners_reasons(tmp_path: Path, load_benchmark,
                                                                          monkeypatch) -> None:
     """The suite's probe record (a real lowering of ``mish``) reaches the log as ops and reasons."""
-    from vkbench.results import failure_log
-    from vkbench.results.failure_log import read_cpu_log
+    from vkbench.results import run_log
 
     common = load_benchmark("common")
-    monkeypatch.setattr(failure_log, "_NOTED_INPUTS", set())  # the modules it notes stay this test's
+    monkeypatch.setattr(run_log, "_NOTED_INPUTS", set())  # the modules it notes stay this test's
     log = tmp_path / "failures.jsonl"
     monkeypatch.setenv("VKBENCH_FAILURE_LOG", str(log))
     monkeypatch.setenv("ASV_COMMIT", "c" * 40)
     monkeypatch.setenv("ASV_ENV_NAME", "virtualenv-py3.12")
     record = common.lower_probe("mish")
-    cpu = read_cpu_log(log)[("c" * 40, "virtualenv-py3.12")][("bench_probes", "mish")]
+    cpu = RunLog.read(log).cpu[("c" * 40, "virtualenv-py3.12")][("bench_probes", "mish")]
     assert cpu and {op: ops["nodes"] for op, ops in cpu.items()} == record["cpu_ops"]
     assert all(ops["reasons"] == record["reasons_by_op"][op] for op, ops in cpu.items())
 
 
-def test_failure_log_lines_that_are_not_json_are_skipped(tmp_path: Path) -> None:
+def test_run_log_lines_that_are_not_whole_entries_are_skipped(tmp_path: Path) -> None:
     log = tmp_path / "failures.jsonl"
     log.write_text('{"commit": "c", "env": "e", "kind": "probe", "workload": "elu", "stage": "export", '
-                   '"error": "boom"}\n{"commit": "c", "env"\nnot json\n')
-    assert read_failure_log(log) == {("c", "e"): {("probe", "elu"): Failure("export", "boom")}}
+                   '"error": "boom"}\n{"commit": "c", "env"\nnot json\n'
+                   '{"commit": "c", "env": "e", "kind": "probe", "workload": "gelu"}\n'
+                   '{"commit": "c", "env": "e", "kind": "inputs", "files": "not a list"}\n')
+    assert RunLog.read(log).failures == {("c", "e"): {("probe", "elu"): Failure("export", "boom")}}
+    assert RunLog.read(log).inputs == {}
+
+
+def test_the_run_log_is_written_as_typed_entries_and_read_once_into_one_run_log(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """Each kind of entry the benchmark side writes comes back through the one reader, tagged with the
+    commit and environment asv ran; a result file takes its own commit's and environment's entries and
+    those written without a commit (an installed release)."""
+    from vkbench.results import run_log
+
+    log = tmp_path / "run.jsonl"
+    monkeypatch.setenv(run_log.LOG_SETTING, str(log))
+    monkeypatch.setenv("ASV_ENV_NAME", "env")
+    for commit, entries in (("a" * 40, [run_log.FailureEntry("probe", "elu", "export", "boom"),
+                                        run_log.InputsEntry(("executorch/exir/__init__.py",)),
+                                        run_log.SuiteEntry("bench_probes", ("vkbench/new.py",)),
+                                        run_log.CpuEntry("policy", "tdmpc/pi", {"aten.mul": {"nodes": 2}})]),
+                            ("b" * 40, [run_log.FailureEntry("probe", "gelu", "lower", "other")]),
+                            ("", [run_log.InputsEntry(("executorch/exir/pass_base.py",))])):
+        monkeypatch.setenv("ASV_COMMIT", commit)
+        for entry in entries:
+            run_log.write(entry)
+    found = RunLog.read(log)
+    mine = found.for_record("a" * 40, "env")
+    assert mine.failures == {("probe", "elu"): Failure("export", "boom")}
+    assert mine.inputs == {"executorch/exir/__init__.py", "executorch/exir/pass_base.py"}
+    assert mine.suite_reads == {"bench_probes": {"vkbench/new.py"}}
+    assert mine.cpu == {("bench_policies", "tdmpc/pi"): {"aten.mul": {"nodes": 2}}}
+    assert found.for_record("b" * 40, "env").failures == {("probe", "gelu"): Failure("lower", "other")}
+    assert found.for_record("a" * 40, "another env") == run_log.RecordLog()
 
 
 def test_files_recorded_before_tiers_were_stored_get_the_tier_they_hold(tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ def test_the_ladder_keeps_the_runtimes_error_line(tmp_path: Path, monkeypatch: p
     """Logged where the ladder records its outcomes, stored for the ladder point it explains."""
     from vkbench.results import ladder
     from vkbench.results.asv_files import read_dir
-    from vkbench.results.failure_log import LOG_SETTING
+    from vkbench.results.run_log import LOG_SETTING
     from vkbench.suite import catalogue
 
     log = tmp_path / "failures.jsonl"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vkbench.results import failure_log
+from vkbench.results import run_log
 from vkbench.results.asv_files import read_dir
 from vkbench.results.changes import (
     OLDER_SUITE,
@@ -22,7 +22,7 @@ from vkbench.results.changes import (
 )
 from vkbench.results.model import Provenance
 from vkbench.site.changes_page import render
-from vkbench.suite import catalogue, equivalence, identity, measure
+from vkbench.suite import catalogue, equivalence, identity, suite_inputs
 from vkbench.suite.identity import PREFIX, ModuleInputs, SuiteInputs, digest, unlisted
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,8 +61,8 @@ def test_every_benchmark_s_asv_version_is_its_module_s_suite_digest() -> None:
     from asv_runner.discovery import get_benchmark_from_name
 
     stored = identity.stored()
-    assert stored is not None and set(stored.modules) == set(measure.modules())  # every module measured
-    for module in measure.modules():
+    assert stored is not None and set(stored.modules) == set(suite_inputs.modules())  # every module measured
+    for module in suite_inputs.modules():
         inputs = stored.modules[module]
         assert f"benchmarks/{module}.py" in inputs.files and "benchmarks/common.py" in inputs.files
         name = next(b.name for b in catalogue.ALL if b.module == module)
@@ -76,13 +76,13 @@ def test_every_benchmark_s_asv_version_is_its_module_s_suite_digest() -> None:
 
 def test_the_measured_list_of_the_probes_holds_what_they_run_and_nothing_else() -> None:
     """One probe's record, measured in a child process as `vkbench history suite-inputs` does."""
-    found = measure.measure(["bench_probes"], subsets={"bench_probes": {"case": ["linear_f32"]}})
+    found = suite_inputs.measure(["bench_probes"], subsets={"bench_probes": {"case": ["linear_f32"]}})
     probes = found.modules["bench_probes"]
     assert probes.ran.startswith("8 points (0 skipped) of 8 benchmarks")  # with ExecuTorch's two counts
     assert {"benchmarks/bench_probes.py", "benchmarks/common.py", "vkbench/core/lowering.py",
             "vkbench/workloads/probes.py", "vkbench/suite/identity.py"} <= set(probes.files)
     assert not [f for f in probes.files if f.startswith(("vkbench/site/", "vkbench/cli/", "vkbench/runs/"))]
-    assert "vkbench/suite/measure.py" not in probes.files  # the measuring code itself is forgotten
+    assert "vkbench/suite/suite_inputs.py" not in probes.files  # the measuring code itself is forgotten
     assert "benchmarks/bench_policies.py" not in probes.files  # another module's imports do not leak in
 
 
@@ -94,7 +94,7 @@ def test_files_read_outside_the_list_are_noticed_stored_and_widened(
     lists = SuiteInputs({"bench_probes": ModuleInputs(["benchmarks/common.py"]),
                          "bench_partition": ModuleInputs(["vkbench/suite/identity.py"])})
     monkeypatch.setattr(identity, "stored", lambda: lists)
-    monkeypatch.setattr(failure_log, "_NOTED_INPUTS", set())
+    monkeypatch.setattr(run_log, "_NOTED_INPUTS", set())
     # a fork since bench_probes' own list: what it imported afterwards is its records'; and a file
     # no list names was imported at suite import
     identity_py = "vkbench/suite/identity.py"

@@ -53,7 +53,7 @@ _ALL = (
     Setting("VKBENCH_FAILURE_LOG", "", "file the suite appends a JSON line to per failed workload (stage, "
             "first error line), per lowered one (CPU ops and why) and per new executorch file read (set by "
             "`vkbench record`/`upstream`, which store them beside asv's results; "
-            "`vkbench/results/failure_log.py`)", "record"),
+            "`vkbench/results/run_log.py`)", "record"),
     Setting("VKBENCH_CACHE", "", "exported-program cache (default: `<repo>/.asv/cache/exported`)", "record"),
     Setting("VKBENCH_SITE_COVERAGE", "1", "`0`: publishing lists cached coverage only, lowers nothing",
             "record"),

@@ -380,11 +380,11 @@ def _inputs(args: argparse.Namespace) -> int:
 
 def _suite_inputs(args: argparse.Namespace) -> int:
     from vkbench.results.asv_files import read_dir
-    from vkbench.suite import identity, measure
+    from vkbench.suite import identity, suite_inputs
 
     out = args.out or identity.PATH
     try:
-        found = measure.measure(args.modules or None,
+        found = suite_inputs.measure(args.modules or None,
                                 lambda name: print(f"  measuring {name}", file=sys.stderr, flush=True))
         if args.modules and out.is_file():  # the other modules keep their stored lists
             found = identity.SuiteInputs({**identity.SuiteInputs.read(out).modules, **found.modules},

@@ -107,7 +107,7 @@ def _node_orders(args: argparse.Namespace) -> int:
 
 def _equivalence(args: argparse.Namespace) -> int:
     from vkbench.paths import RESULTS_ROOT
-    from vkbench.runs import equivalence as runner
+    from vkbench.runs import equivalence_run as runner
 
     lanes = [[c.strip() for c in lane.split(",") if c.strip()] for lane in args.lane]
     if not all(lanes) or not args.mirror.exists():

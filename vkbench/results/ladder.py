@@ -19,8 +19,8 @@ from pathlib import Path
 
 from vkbench.results import sidecar
 from vkbench.results.failure_key import normalize_error
-from vkbench.results.failure_log import WorkloadFailures, note_failure, read_failure_log
 from vkbench.results.model import Failure, Params, ResultFile, ResultSet
+from vkbench.results.run_log import RunLog, WorkloadFailures, note_failure
 from vkbench.suite import catalogue
 
 #: The rungs, in order: what an outcome's ``reached`` can be (``""``: not even lowered).
@@ -109,14 +109,10 @@ def ladder_failures(record: ResultFile, logged: WorkloadFailures,
 def stamp_failures(records: Iterable[ResultFile], log: Path) -> list[Path]:
     """Store the runtime failures of the failure log ``log`` in the sidecars of ``records`` (the
     result files a run wrote); the files whose sidecar gained a line."""
-    found = read_failure_log(log)
+    found = RunLog.read(log)
     stamped = []
     for record in records:
-        logged: WorkloadFailures = {}
-        for (commit, env), failures in found.items():
-            if commit in ("", record.commit) and env in ("", record.env_name):
-                logged.update(failures)
-        failures = ladder_failures(record, logged)
+        failures = ladder_failures(record, found.for_record(record.commit, record.env_name).failures)
         if failures:
             sidecar.merge(record.path, failures=failures)
             stamped.append(record.path)

@@ -23,7 +23,7 @@ its asv run in :func:`recording`:
   stops with one :class:`RecordingError` line naming it, and the run's own folder is kept (the
   line says where).
 
-The failure log (:mod:`vkbench.results.failure_log`) lives in the private folder for the run.
+The run log (:mod:`vkbench.results.run_log`) lives in the private folder for the run.
 A failed workload fails every benchmark of its module that reads it, so a
 reason logged for workload ``w`` of kind ``probe`` is stored for each point
 of a ``bench_probes`` benchmark whose first parameter is ``w`` and that has
@@ -42,7 +42,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from vkbench.results import locks, sidecar
@@ -56,38 +55,13 @@ from vkbench.results.asv_files import (
     write_listing,
 )
 from vkbench.results.cost import inferred_tier, unrecorded_benchmarks
-from vkbench.results.failure_log import (
-    KIND_MODULES,
-    LOG_SETTING,
-    WorkloadCpu,
-    WorkloadFailures,
-    read_cpu_log,
-    read_failure_log,
-    read_inputs_log,
-    read_suite_log,
-)
 from vkbench.results.ladder import ladder_failures
 from vkbench.results.model import Failure, Params, Provenance, ResultFile
+from vkbench.results.run_log import KIND_MODULES, LOG_SETTING, RunLog, WorkloadFailures
 from vkbench.suite import catalogue
 
 #: Benchmarks whose value (not NaN) says "failed": they keep the reason too.
 FAILED_AS_VALUE = {catalogue.PROBE_FAILED.name}
-
-
-@dataclass
-class RunLog:
-    """What one run's log says, read once, per ``(commit, env)``: the workloads that failed, the
-    ExecuTorch files the lowerings read, each lowered workload's CPU ops, and the vkbench files each
-    benchmark module read outside its list. What :func:`merge_run` stores beside asv's rows."""
-
-    failures: dict[tuple[str, str], WorkloadFailures] = field(default_factory=dict)
-    inputs: dict[tuple[str, str], set[str]] = field(default_factory=dict)
-    cpu: dict[tuple[str, str], WorkloadCpu] = field(default_factory=dict)
-    suite_reads: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
-
-    @classmethod
-    def read(cls, path: Path) -> RunLog:
-        return cls(read_failure_log(path), read_inputs_log(path), read_cpu_log(path), read_suite_log(path))
 
 
 def union_pattern(previous: str | None, new: str | None) -> str:
@@ -136,16 +110,6 @@ def failures_for(record: ResultFile, workloads: WorkloadFailures) -> list[tuple[
                 if point.value is None or (name in FAILED_AS_VALUE and point.value):
                     out.append((name, point.params, failure))
     return out
-
-
-def _matching[T: (WorkloadFailures, WorkloadCpu, set[str], dict[str, set[str]])](
-        log: dict[tuple[str, str], T], record: ResultFile, empty: T) -> T:
-    """The log entries of the record's commit and environment (an installed release runs as
-    ``existing`` with its commit set by vkbench, so an empty ``ASV_COMMIT`` matches any commit)."""
-    for (commit, env), found in log.items():
-        if commit in ("", record.commit) and env in ("", record.env_name):
-            empty.update(found)
-    return empty
 
 
 Seed = dict[Path, tuple[dict[str, tuple[int | None, str | None]], dict[str, float]]]
@@ -230,9 +194,9 @@ def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance, log:
         written = written_patterns(record, earlier, record.sidecar.patterns, provenance.bench_pattern)
         if not written:
             continue  # not written by this run
-        logged = _matching(log.failures, record, {})
-        failures = [f for f in failures_for(record, logged) + ladder_failures(record, logged)
-                    if f[0] in written]  # another run's rows keep their own reasons
+        logged = log.for_record(record.commit, record.env_name)
+        found = failures_for(record, logged.failures) + ladder_failures(record, logged.failures)
+        failures = [f for f in found if f[0] in written]  # another run's rows keep their own reasons
         run = Provenance(**provenance.to_json())
         if per_file is not None:
             for key, value in per_file(record).to_json().items():
@@ -247,8 +211,7 @@ def merge_run(source: Path, into: Path, seed: Seed, provenance: Provenance, log:
             except sidecar.SidecarError as error:
                 raise RecordingError(str(error)) from None
             _merge_rows(record, target, set(written), durations)
-            sidecar.merge(target, run, failures, _matching(log.inputs, record, set()), written,
-                          _matching(log.cpu, record, {}), _matching(log.suite_reads, record, {}))
+            sidecar.merge(target, run, failures, logged.inputs, written, logged.cpu, logged.suite_reads)
         written_files.append(target)
     listing = read_listing(source)
     if listing:

@@ -26,8 +26,9 @@ file's: the run that recorded its tier (a run without a tier, such as a ``-b`` r
 leaves it alone) and what the commit is (release tag, base wheel). A run whose provenance is not known
 (a sidecar repaired after another run overwrote it) says ``"unknown"`` and why (``note``).
 
-Version 1 (before 2026-12-08) had no ``runs``: it is read through :func:`_from_v1` (no run known for
-any benchmark) and written back as version 2 by the next merge.
+Version 1 (before 2026-12-08) had no ``runs``: :meth:`RunsSidecar.load` reads it through its migration
+beside the reader (:data:`MIGRATIONS`, :func:`update_to_2`: no run known for any benchmark), and the
+next merge writes it back as version 2.
 
 A sidecar that cannot be read is treated as absent (the asv file is still
 the record) and said so, once per file, on stderr: ``vkbench changes`` would
@@ -89,9 +90,71 @@ class Run:
 
 @dataclass
 class RunsSidecar(Sidecar):
-    """A sidecar with the run that measured each benchmark (version 2; :class:`Sidecar` is the model's)."""
+    """A sidecar with the run that measured each benchmark (version 2; :class:`Sidecar` is the model's):
+    one data model with its versioned JSON form, read by :meth:`load` (older versions through
+    :data:`MIGRATIONS`) and written by :meth:`dump`."""
 
     runs: list[Run] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunsSidecar:
+        """A version-2 sidecar's JSON as a record."""
+        provenance = _provenance(data.get("provenance") or {})
+        failures = {(str(f["benchmark"]), tuple(str(p) for p in f.get("params") or [])):
+                    Failure(str(f.get("stage") or ""),
+                            normalize_error(str(f.get("stage") or ""), str(f.get("error") or "")))
+                    for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
+        inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
+        patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
+        cpu = {str(module): {str(w): dict(ops) for w, ops in workloads.items() if isinstance(ops, dict)}
+               for module, workloads in (data.get("cpu") or {}).items() if isinstance(workloads, dict)}
+        suite_reads = {str(module): {str(f) for f in files if isinstance(f, str)}
+                       for module, files in (data.get("suite_reads") or {}).items()
+                       if isinstance(files, list)}
+        kept = [Run.from_json(run) for run in data.get("runs") or []]
+        return cls(provenance, failures, inputs, patterns, cpu, suite_reads, kept)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vkbench_sidecar": SCHEMA, "provenance": self.provenance.to_json(),
+                **({"runs": [run.to_json() for run in self.runs]} if self.runs else {}),
+                "failures": [{"benchmark": name, "params": list(params), **failure.to_json()}
+                             for (name, params), failure in sorted(self.failures.items())],
+                **({"inputs": sorted(self.inputs)} if self.inputs else {}),
+                **({"patterns": dict(sorted(self.patterns.items()))} if self.patterns else {}),
+                **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(self.cpu.items())}}
+                   if self.cpu else {}),
+                **({"suite_reads": {m: sorted(f) for m, f in sorted(self.suite_reads.items())}}
+                   if self.suite_reads else {})}
+
+    @classmethod
+    def load(cls, path: Path) -> RunsSidecar | None:
+        """The sidecar at ``path`` (None when there is none), an older version migrated; :class:`SidecarError`
+        saying what is wrong."""
+        try:
+            text = Path(path).read_text()
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise SidecarError(f"unreadable ({type(error).__name__}: {error})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            where = f"at line {error.lineno} column {error.colno}"
+            raise SidecarError(f"not JSON ({error.msg} {where})") from None
+        if not isinstance(data, dict):
+            raise SidecarError(f"not a sidecar (top level is {type(data).__name__})")
+        version = data.get("vkbench_sidecar")
+        if version != SCHEMA and version not in MIGRATIONS:
+            versions = " or ".join(map(str, [*MIGRATIONS, SCHEMA]))
+            raise SidecarError(f"not a version-{versions} sidecar (vkbench_sidecar is {version!r})")
+        try:
+            return cls.from_json(MIGRATIONS[version](data) if version in MIGRATIONS else data)
+        except (AttributeError, TypeError, ValueError, KeyError) as error:
+            raise SidecarError(f"malformed ({type(error).__name__}: {error})") from None
+
+    def dump(self, path: Path) -> Path:
+        """Write the whole sidecar to ``path`` (atomic; the caller holds the folder's lock)."""
+        return locks.write_atomic(Path(path), json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n")
 
 
 def runs(record: Sidecar) -> list[Run]:
@@ -113,45 +176,14 @@ def _provenance(data: dict[str, Any]) -> Provenance:
     return Provenance(**{k: v for k, v in data.items() if k in known})
 
 
-def from_json(data: dict[str, Any]) -> RunsSidecar:
-    """A version-2 sidecar's JSON as a record."""
-    provenance = _provenance(data.get("provenance") or {})
-    failures = {(str(f["benchmark"]), tuple(str(p) for p in f.get("params") or [])):
-                Failure(str(f.get("stage") or ""),
-                        normalize_error(str(f.get("stage") or ""), str(f.get("error") or "")))
-                for f in data.get("failures") or [] if isinstance(f, dict) and "benchmark" in f}
-    inputs = {str(i) for i in data.get("inputs") or [] if isinstance(i, str)}
-    patterns = {str(k): str(v) for k, v in (data.get("patterns") or {}).items()}
-    cpu = {str(module): {str(w): dict(ops) for w, ops in workloads.items() if isinstance(ops, dict)}
-           for module, workloads in (data.get("cpu") or {}).items() if isinstance(workloads, dict)}
-    suite_reads = {str(module): {str(f) for f in files if isinstance(f, str)}
-                   for module, files in (data.get("suite_reads") or {}).items() if isinstance(files, list)}
-    kept = [Run.from_json(run) for run in data.get("runs") or []]
-    return RunsSidecar(provenance, failures, inputs, patterns, cpu, suite_reads, kept)
-
-
-def _from_v1(data: dict[str, Any]) -> RunsSidecar:
+def update_to_2(data: dict[str, Any]) -> dict[str, Any]:
     """Migration: a version-1 sidecar kept one provenance per file, overwritten by each later run, so
     which run measured a benchmark is not known: no runs (the next merge writes version 2)."""
-    return from_json({k: v for k, v in data.items() if k != "runs"})
+    return {k: v for k, v in data.items() if k != "runs"}
 
 
-#: The reader of each stored version.
-_READERS = {1: _from_v1, SCHEMA: from_json}
-
-
-def to_json(record: Sidecar) -> dict[str, Any]:
-    kept = runs(record)
-    return {"vkbench_sidecar": SCHEMA, "provenance": record.provenance.to_json(),
-            **({"runs": [run.to_json() for run in kept]} if kept else {}),
-            "failures": [{"benchmark": name, "params": list(params), **failure.to_json()}
-                         for (name, params), failure in sorted(record.failures.items())],
-            **({"inputs": sorted(record.inputs)} if record.inputs else {}),
-            **({"patterns": dict(sorted(record.patterns.items()))} if record.patterns else {}),
-            **({"cpu": {m: dict(sorted(w.items())) for m, w in sorted(record.cpu.items())}}
-               if record.cpu else {}),
-            **({"suite_reads": {m: sorted(f) for m, f in sorted(record.suite_reads.items())}}
-               if record.suite_reads else {})}
+#: Each older stored version -> its migration to the current form (:data:`SCHEMA`).
+MIGRATIONS = {1: update_to_2}
 
 
 #: Sidecars already reported unreadable by this process: a command reads a file more than once
@@ -167,36 +199,11 @@ def _unreadable(path: Path, what: str) -> RunsSidecar:
     return RunsSidecar()
 
 
-def _load(path: Path) -> RunsSidecar | None:
-    """The sidecar at ``path`` (None when there is none); :class:`SidecarError` saying what is wrong."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SidecarError(f"unreadable ({type(error).__name__}: {error})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SidecarError(f"not JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
-    if not isinstance(data, dict):
-        raise SidecarError(f"not a sidecar (top level is {type(data).__name__})")
-    reader = _READERS.get(data.get("vkbench_sidecar"))  # type: ignore[arg-type]
-    if reader is None:
-        versions = " or ".join(map(str, _READERS))
-        raise SidecarError(f"not a version-{versions} sidecar (vkbench_sidecar is "
-                           f"{data.get('vkbench_sidecar')!r})")
-    try:
-        return reader(data)
-    except (AttributeError, TypeError, ValueError, KeyError) as error:
-        raise SidecarError(f"malformed ({type(error).__name__}: {error})") from None
-
-
 def read(result_path: Path) -> RunsSidecar:
     """The sidecar of a result file; an empty one when there is none, or when it cannot be read."""
     path = path_for(result_path)
     try:
-        return _load(path) or RunsSidecar()
+        return RunsSidecar.load(path) or RunsSidecar()
     except SidecarError as error:
         return _unreadable(path, str(error))
 
@@ -206,15 +213,14 @@ def read_for_update(result_path: Path) -> RunsSidecar:
     it cannot be read: such a sidecar is never written over."""
     path = path_for(result_path)
     try:
-        return _load(path) or RunsSidecar()
+        return RunsSidecar.load(path) or RunsSidecar()
     except SidecarError as error:
         raise SidecarError(f"{path}: {error}; not rewritten") from None
 
 
 def write(result_path: Path, record: Sidecar) -> Path:
     """Write a result file's whole sidecar (atomic; the caller holds the folder's lock)."""
-    return locks.write_atomic(path_for(result_path), json.dumps(to_json(record), indent=1, sort_keys=True)
-                              + "\n")
+    return _upgraded(record).dump(path_for(result_path))
 
 
 def _upgraded(record: Sidecar) -> RunsSidecar:

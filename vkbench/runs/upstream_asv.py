@@ -42,9 +42,9 @@ from vkbench import git
 from vkbench.paths import ROOT
 from vkbench.results import sidecar
 from vkbench.results.asv_files import read_dir, without_unreadable
-from vkbench.results.failure_log import LOG_SETTING
 from vkbench.results.model import Provenance, ResultFile
 from vkbench.results.recording import recording
+from vkbench.results.run_log import LOG_SETTING
 from vkbench.runs import asv_machine
 from vkbench.runs import benchmark_split as split_run
 from vkbench.runs.provenance import run_provenance

@@ -2,6 +2,6 @@
 
 What the suite is, not how it runs (that is :mod:`vkbench.runs`): :mod:`~vkbench.suite.identity` is
 the digest of the vkbench code each benchmark module's records run (its asv ``version``), over
-the files :mod:`~vkbench.suite.measure` found by running them under :mod:`~vkbench.suite.reads`'
+the files :mod:`~vkbench.suite.suite_inputs` found by running them under :mod:`~vkbench.suite.reads`'
 audit hook.
 """

@@ -14,7 +14,7 @@ asv's own graphs and ``vkbench changes`` go on comparing it; a restarted one get
 
 The records live in :data:`PATH` (read and written only here); that file is not part of any
 digest, so adding a record changes no version but the ones it keeps. ``vkbench suite equivalence``
-(:mod:`vkbench.runs.equivalence`) measures and writes them.
+(:mod:`vkbench.runs.equivalence_run`) measures and writes them.
 """
 
 from __future__ import annotations

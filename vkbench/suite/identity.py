@@ -8,7 +8,7 @@ ExecuTorch. Each module of ``benchmarks/`` therefore sets ``version = suite_vers
 (``benchmarks/common.py``): :data:`PREFIX` and a digest over (path, content) of the files its
 records read.
 
-Which files those are is measured, not guessed (:mod:`vkbench.suite.measure` runs each module's
+Which files those are is measured, not guessed (:mod:`vkbench.suite.suite_inputs` runs each module's
 records in a fresh process under an audit hook) and stored in ``results/history/suite-inputs.json``
 (:class:`SuiteInputs`, read and written only here). Computing the digest at suite import reads
 those files' bytes (milliseconds). A module the stored list lacks gets a digest over every file of

@@ -12,7 +12,7 @@ A path is named ``<tree name>/<path inside it>`` (``executorch/exir/pass_base.py
 ``vkbench/core/lowering.py``), so the name is the same wherever the tree is installed.
 
 Only the standard library is imported here: the suite's measurement runs this module in a child
-process before the code it measures is imported (:mod:`vkbench.suite.measure`).
+process before the code it measures is imported (:mod:`vkbench.suite.suite_inputs`).
 """
 
 from __future__ import annotations

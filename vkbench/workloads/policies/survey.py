@@ -293,22 +293,14 @@ def format_markdown(rows: list[Row]) -> str:
     """Markdown: the rows table and both blocker tables."""
     lines = [tables.markdown(_HEADER, [_cells(row) for row in rows])]
     ranked = blockers(rows)
+    by_op = [[f"`{b.name}`", len(b.unblocks), f"{len(b.entries)}: {', '.join(b.entries)}", b.nodes,
+              "; ".join(f"{r} ({n})" for r, n in b.reasons.items())] for b in ranked["by_op"]]
+    by_reason = [[b.name, len(b.unblocks), f"{len(b.entries)}: {', '.join(b.entries)}", b.nodes,
+                  ", ".join(f"`{op}` ({n})" for op, n in b.ops.items())] for b in ranked["by_reason"]]
     lines += ["", "### What blocks the rest, per CPU op", "",
-              "| op | unblocks | entries | nodes | reasons |", "|---|---|---|---|---|"]
-    for b in ranked["by_op"]:
-        reasons = "; ".join(f"{r} ({n})" for r, n in b.reasons.items())
-        lines.append(
-            f"| `{b.name}` | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} | {b.nodes} "
-            f"| {tables.cell(reasons)} |"
-        )
-    lines += ["", "### What blocks the rest, per reason", "",
-              "| reason | unblocks | entries | nodes | ops |", "|---|---|---|---|---|"]
-    for b in ranked["by_reason"]:
-        ops = ", ".join(f"`{op}` ({n})" for op, n in b.ops.items())
-        lines.append(
-            f"| {tables.cell(b.name)} | {len(b.unblocks)} | {len(b.entries)}: {', '.join(b.entries)} "
-            f"| {b.nodes} | {ops} |"
-        )
+              tables.markdown(["op", "unblocks", "entries", "nodes", "reasons"], by_op),
+              "", "### What blocks the rest, per reason", "",
+              tables.markdown(["reason", "unblocks", "entries", "nodes", "ops"], by_reason)]
     return "\n".join(lines)
 
 

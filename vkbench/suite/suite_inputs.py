@@ -15,7 +15,7 @@ chooses data, not code (every probe of ``setup_cache`` and every policy entry go
 entry is built), so a few values reach the same files as the whole grid at a fraction of its
 cost. The runtime modules' records need a Vulkan build and are outside the tier: their modules
 are measured as imported. A file a record reads outside its list at recording time is noticed
-(``vkbench.results.failure_log.note_inputs``) and stored in the sidecar, and ``vkbench history
+(``vkbench.results.run_log.note_inputs``) and stored in the sidecar, and ``vkbench history
 suite-inputs`` adds it on the next measurement.
 """
 
@@ -54,7 +54,7 @@ SUBSETS: dict[str, dict[str, list[Any]]] = {
 #: asv's benchmark method names (``asv_runner.benchmarks``' ``name_regex`` of each type).
 METHOD = re.compile(r"^(time|timeraw|track|mem|peakmem)_")
 #: The child's command: run :func:`child` with the module's name, the file to write and the subset.
-CHILD = "import sys; from vkbench.suite.measure import child; child(*sys.argv[1:4])"
+CHILD = "import sys; from vkbench.suite.suite_inputs import child; child(*sys.argv[1:4])"
 
 Point = tuple[type, str, tuple[Any, ...]]  #: benchmark class, method name, parameter values
 
