@@ -306,3 +306,22 @@ def test_changes_json_shows_each_confirmations_evidence(tmp_path: Path,
                                 "not_kept": None}
     assert main(["changes", "--results", str(results), "--classes", none]) == 0
     assert f"what they re-measured is kept in {done.files}" in capsys.readouterr().out
+
+
+def test_confirm_measures_again_every_confirmation_stored_without_its_evidence() -> None:
+    """The committed history: a step whose stored confirmation kept no command and files (``not_kept``),
+    reproduced or dropped, is one ``history confirm`` measures again; one with its evidence is not."""
+    from vkbench.cli.history import classes_path, explained
+    from vkbench.paths import RESULTS_ROOT
+    from vkbench.results.confirmations import lookup
+
+    results = RESULTS_ROOT / "upstream"
+    _, table = explained(results, classes_path("gate"))
+    stored = confirmations.read(confirmations.path_for(results))
+    steps = table.steps_to_confirm() + table.runtime_steps_to_confirm()
+    pending = confirmations.pending(steps, stored)
+    for step in steps:
+        found = lookup(stored, step)
+        assert (step in pending) == (found is None or bool(found.not_kept)), step
+    unkept = [c for c in stored.values() if c.not_kept]
+    assert len({c.key for c in unkept} - {s.key for s in pending}) == 0

@@ -137,6 +137,14 @@ class Change:
         return self.suite == SAME and self.confirmation is None
 
     @property
+    def to_measure(self) -> bool:
+        """What ``history confirm`` measures: a step awaiting confirmation, or one whose stored
+        confirmation was made before its command and result files were kept (``not_kept``): measured
+        again, so a reader can open what it rests on; the new one replaces it."""
+        return self.awaits_confirmation or (self.suite == SAME and self.confirmation is not None
+                                            and bool(self.confirmation.not_kept))
+
+    @property
     def step(self) -> Step:
         """The step as :mod:`vkbench.results.confirmations` confirms it (the recorded commits)."""
         return Step(StepKey(self.benchmark, self.param, self.previous, self.recorded or self.commit,
@@ -249,10 +257,10 @@ class Changes:
         return {why: sum(1 for step in self.left_out if step.why == why) for why in LEFT_OUT_REASONS}
 
     def steps_to_confirm(self) -> list[Step]:
-        """What ``history confirm`` re-measures with asv: the rows of one suite and the timing steps of
-        one suite waiting for it (stored confirmations are matched by the caller). Runtime rows are
-        :meth:`runtime_steps_to_confirm`: its ``aot`` build has no Vulkan runtime."""
-        rows = [c.step for c in self.changes if c.awaits_confirmation and not c.machine]
+        """What ``history confirm`` re-measures with asv: the rows of one suite (:attr:`Change.to_measure`)
+        and the timing steps of one suite waiting for it (stored confirmations are matched by the caller).
+        Runtime rows are :meth:`runtime_steps_to_confirm`: its ``aot`` build has no Vulkan runtime."""
+        rows = [c.step for c in [*self.changes, *self.dropped] if c.to_measure and not c.machine]
         timings = [s.step for s in self.left_out if s.why == TIMING_NOT_CONFIRMED
                    and s.suite_before == s.suite_after and carries_digest(s.suite_after)]
         return rows + timings
@@ -260,7 +268,7 @@ class Changes:
     def runtime_steps_to_confirm(self) -> list[Step]:
         """The runtime rows waiting for a re-measurement (each key names its machine), each side on its
         own runtime (``history confirm --runners``, :mod:`vkbench.runs.confirm_runtime`)."""
-        return [c.step for c in self.changes if c.awaits_confirmation and c.machine]
+        return [c.step for c in [*self.changes, *self.dropped] if c.to_measure and c.machine]
 
     def to_json(self) -> dict[str, Any]:
         return {"commits": self.commits, "changes": [c.to_json() for c in self.changes],
