@@ -69,7 +69,7 @@ def test_a_kept_side_is_taken_only_under_the_suite_that_measured_it(tmp_path: Pa
     config = tmp_path / "asv.conf.json"
     config.write_text(json.dumps({"benchmark_dir": str(ROOT / "benchmarks")}))
     now = suite_version("bench_probes", "ProbeCoverage")
-    assert gate.version_now(PROBE, config) == now
+    assert gate.versions_now([PROBE], config) == {PROBE: now}
     _side_file(tmp_path / "measured", commit, now)
     side = read_dir(tmp_path / "measured").files[0]
     gate.keep_side(side, tmp_path / "kept")
@@ -85,9 +85,9 @@ def test_a_kept_side_is_taken_only_under_the_suite_that_measured_it(tmp_path: Pa
         handle.write("\nPROBE_NAMES = ['mish']\n")
     other = tmp_path / "copy" / "asv.conf.json"
     other.write_text(json.dumps({"benchmark_dir": "benchmarks"}))  # relative: to the config's folder
-    assert gate.version_now(PROBE, other) != now
+    assert gate.versions_now([PROBE], other)[PROBE] != now
     assert gate.kept_side(tmp_path / "kept", commit, other) is None
-    _side_file(tmp_path / "trimmed", commit, gate.version_now(PROBE, other))
+    _side_file(tmp_path / "trimmed", commit, gate.versions_now([PROBE], other)[PROBE])
     assert gate.kept_side(tmp_path / "trimmed", commit, other) is not None
 
 

@@ -51,6 +51,7 @@ from vkbench.results.confirmations import (
     Stored,
     asv_name,
     lookup,
+    settled,
 )
 from vkbench.results.ladder import LADDERS, rung_name
 from vkbench.results.model import CpuOps, Failure, ResultFile, ResultSet, Sidecar
@@ -141,8 +142,7 @@ class Change:
         """What ``history confirm`` measures: a step awaiting confirmation, or one whose stored
         confirmation was made before its command and result files were kept (``not_kept``): measured
         again, so a reader can open what it rests on; the new one replaces it."""
-        return self.awaits_confirmation or (self.suite == SAME and self.confirmation is not None
-                                            and bool(self.confirmation.not_kept))
+        return self.suite == SAME and not settled(self.confirmation)
 
     @property
     def step(self) -> Step:

@@ -236,11 +236,16 @@ def lookup(stored: Stored, step: Step) -> Confirmation | None:
 # which steps, which runs
 
 
+def settled(found: Confirmation | None) -> bool:
+    """Whether a stored confirmation answers its step for good: it kept its command and files, reproduced
+    or not. One stored before those were kept (``not_kept``) is measured again, and the new one replaces
+    it when it is stored."""
+    return found is not None and not found.not_kept
+
+
 def pending(steps: Iterable[Step], stored: Stored) -> list[Step]:
-    """The steps without a stored confirmation a reader can audit: a stored one with its command and
-    files, reproduced or not, is not re-run; one stored before those were kept (``not_kept``) is measured
-    again, and the new one replaces it when it is stored."""
-    return [s for s in steps if (found := lookup(stored, s)) is None or found.not_kept]
+    """The steps :func:`settled` by no stored confirmation: what ``history confirm`` measures."""
+    return [s for s in steps if not settled(lookup(stored, s))]
 
 
 def asv_name(benchmark: str, param: str) -> str:

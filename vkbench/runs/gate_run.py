@@ -24,7 +24,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,17 +90,22 @@ def kept_folder(config: Path, machine: str, commit: str, pattern: str) -> Path:
     return Path(config).parent / KEPT / machine / f"{commit}-{key}"
 
 
-def version_now(name: str, config: Path) -> str:
-    """The asv version benchmark ``name`` has now under ``config``: :func:`identity.suite_version`, with
-    the ``benchmarks`` tree read from the config's ``benchmark_dir`` (asv imports the suite from there;
-    a copy with another grid, as the gate's tests use, is another suite)."""
-    module, cls = name.split(".")[:2]
+def versions_now(names: Iterable[str], config: Path) -> dict[str, str]:
+    """The asv version each benchmark of ``names`` has now under ``config``: :func:`identity.suite_version`,
+    with the ``benchmarks`` tree read from the config's ``benchmark_dir`` (asv imports the suite from there;
+    a copy with another grid, as the gate's tests use, is another suite). One digest per module."""
     settings = json.loads(Path(config).read_text())
     bench = Path(settings.get("benchmark_dir") or "benchmarks")
     trees = {**identity.roots(), "benchmarks": bench if bench.is_absolute() else Path(config).parent / bench}
-    inputs = identity.inputs_of(module)
-    return equivalence.kept_version(module, cls, identity.PREFIX + identity.digest(inputs.files, inputs.dirs,
-                                                                                  trees))
+    digests: dict[str, str] = {}
+    out = {}
+    for name in names:
+        module, cls = name.split(".")[:2]
+        if module not in digests:
+            inputs = identity.inputs_of(module)
+            digests[module] = identity.PREFIX + identity.digest(inputs.files, inputs.dirs, trees)
+        out[name] = equivalence.kept_version(module, cls, digests[module])
+    return out
 
 
 def kept_side(folder: Path, commit: str, config: Path) -> ResultFile | None:
@@ -112,7 +117,8 @@ def kept_side(folder: Path, commit: str, config: Path) -> ResultFile | None:
     if len(files) != 1 or not files[0].results:
         return None
     side = files[0]
-    return side if all(side.version(name) == version_now(name, config) for name in side.results) else None
+    now = versions_now(side.results, config)
+    return side if all(side.version(name) == version for name, version in now.items()) else None
 
 
 def keep_side(side: ResultFile, folder: Path) -> None:
