@@ -57,6 +57,27 @@ def test_the_steps_to_confirm_are_grouped_into_one_run_per_pair(tmp_path: Path) 
     assert "--interleave-rounds" not in asv_args(count, Path("conf.json"), "box", Path("hashes"))
 
 
+def test_pairs_are_chosen_by_hash_prefixes_so_lanes_can_share_them(tmp_path: Path, capsys) -> None:
+    """``--pair PREVIOUS..COMMIT`` (repeatable) keeps only the named pairs, in the order named; a name that
+    is malformed or matches no waiting pair is one line and exit 2, before anything is measured."""
+    pairs = confirmations.pairs(changes(read_dir(recorded(tmp_path / "results"))).steps_to_confirm())
+    assert confirmations.chosen(pairs, []) == pairs
+    picked = confirmations.chosen(pairs, ["bbb..ccc", "aa..bb"])
+    assert [(p.previous, p.commit, p.timing) for p in picked] == [(B, C, False), (A, B, False), (A, B, True)]
+    for bad, why in (("aaa", "expected PREVIOUS..COMMIT"), ("ccc..aaa", "no pair of steps waits there")):
+        with pytest.raises(ValueError, match=why):
+            confirmations.chosen(pairs, [bad])
+    results = tmp_path / "results"
+    args = ["history", "confirm", "--mirror", str(tmp_path), "--results", str(results), "--classes",
+            str(tmp_path / "none.json"), "--dry-run"]
+    assert main([*args, "--pair", "bbbb..cccc"]) == 0
+    shown = capsys.readouterr().out
+    assert f"{B[:8]} -> {C[:8]}: 1 steps" in shown and f"{A[:8]} ->" not in shown
+    assert main([*args, "--pair", "cccc..aaaa"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("--pair cccc..aaaa: no pair of steps "
+                                                                     "waits there")
+
+
 def test_a_count_reproduces_only_exactly(tmp_path: Path) -> None:
     step = Step(StepKey(CPU, "mish", A, B), 1, 2, SUITE)
     again = tmp_path / "again"

@@ -108,6 +108,9 @@ def add_parser(sub: Subparsers) -> None:
                               "there")
     confirm.add_argument("--classes", type=Path, default=classes_path("gate"))
     confirm.add_argument("--limit", type=int, default=None, metavar="N", help="at most N pairs of commits")
+    confirm.add_argument("--pair", action="append", default=[], metavar="PREVIOUS..COMMIT",
+                         help="only this pair of commits (hash prefixes; repeatable): one lane per core, "
+                              "each with its share of the pairs --dry-run lists")
     confirm.add_argument("--dry-run", action="store_true",
                          help="list the pairs and their asv runs; run nothing")
     confirm.add_argument("--counts-only", action="store_true",
@@ -245,7 +248,11 @@ def _confirm(args: argparse.Namespace) -> int:
     steps = confirmations.pending(table.steps_to_confirm(), stored)
     if args.counts_only:
         steps = [step for step in steps if not step.timing]
-    pairs = confirmations.pairs(steps)
+    try:
+        pairs = confirmations.chosen(confirmations.pairs(steps), args.pair)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    steps = [step for pair in pairs for step in pair.steps]
     runtime = confirmations.pending(table.runtime_steps_to_confirm(), stored)
     if runtime:
         how = "" if args.runners else " (with --runners DIR: each side on its own runtime)"

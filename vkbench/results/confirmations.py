@@ -37,7 +37,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,6 +279,24 @@ def pairs(steps: Iterable[Step]) -> list[Pair]:
     for step in steps:
         grouped.setdefault((step.key.previous, step.key.commit, step.timing), []).append(step)
     return [Pair(previous, commit, timing, found) for (previous, commit, timing), found in grouped.items()]
+
+
+def chosen(found: Sequence[Pair], wanted: Sequence[str]) -> list[Pair]:
+    """The pairs of ``found`` named by ``wanted`` (``PREVIOUS..COMMIT``, each side a hash prefix), so
+    that two lanes on two cores can each take their share of a long confirmation; no name, every pair.
+    Raises ``ValueError`` naming a ``wanted`` that is malformed or matches no pair waiting."""
+    if not wanted:
+        return list(found)
+    out: list[Pair] = []
+    for name in wanted:
+        previous, sep, commit = name.partition("..")
+        if not sep or not previous or not commit:
+            raise ValueError(f"--pair {name!r}: expected PREVIOUS..COMMIT")
+        matched = [p for p in found if p.previous.startswith(previous) and p.commit.startswith(commit)]
+        if not matched:
+            raise ValueError(f"--pair {name}: no pair of steps waits there")
+        out += [p for p in matched if p not in out]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
