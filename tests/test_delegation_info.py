@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,35 @@ def test_the_policies_docs_list_both_shares_and_leave_executorchs_empty_where_no
     assert lines["act/model"] == "| act/model | 1,807 / 1,812 | 99.7 % | 1,856 / 1,869 | 99.3 % |"
     assert lines["act/old"] == "| act/old | 1,807 / 1,812 | 99.7 % |  |  |"
     assert "x/blocked" not in text and SHARE_DEFINITIONS in text and "get_delegation_info" in text
+
+
+def test_a_coverage_set_takes_its_policy_rows_from_the_saved_survey_of_its_executorch(tmp_path: Path,
+                                                                                      capsys) -> None:
+    """``vkbench site coverage --refresh --survey FILE``: the probes lowered again (ExecuTorch's counts
+    beside vkbench's), the policy rows from the survey (both counts where it has them); a survey of
+    another ExecuTorch, or an unreadable one, is one line and exit 2 before anything is lowered."""
+    from vkbench.cli import main
+    from vkbench.site.coverage_sets import SurveyMismatch, cache_key, collect, identity
+
+    version = str(identity()["version"]).split("+")[0]
+    survey = tmp_path / f"executorch-{version}-box.json"
+    survey.write_text(json.dumps({"rows": [_survey_row("act/model", (1856, 13)),
+                                           {"entry": "x/y", "status": "blocked", "stage": "export"}]}))
+    data = collect(tmp_path / "sets", survey=survey, probes=["linear_f32"])
+    probe = next(r for r in data["rows"] if r["kind"] == "probe")
+    # vkbench's 2 nodes, none on the CPU; get_delegation_info counts the linear's 2 and 1 non-delegated
+    assert [probe[k] for k in ("name", "nodes_total", "nodes_cpu", "et_delegated_nodes",
+                               "et_non_delegated_nodes")] == ["linear_f32", 2, 0, 2, 1]
+    act = next(r for r in data["rows"] if r["name"] == "act/model")
+    assert (act["et_delegated_nodes"], act["et_non_delegated_nodes"], act["nodes_cpu"]) == (1856, 13, 5)
+    assert any(r["name"] == "x/y" and r["reason"].startswith("BLOCKED at export") for r in data["rows"])
+    assert data["policies_from"] == survey.as_posix()
+    assert json.loads((tmp_path / "sets" / f"{cache_key(identity())}.json").read_text()) == data
+    other = tmp_path / "executorch-0.0.1-box.json"
+    other.write_text(survey.read_text())
+    with pytest.raises(SurveyMismatch, match="a survey of executorch 0.0.1, not of the importable"):
+        collect(tmp_path / "sets", survey=other)
+    for bad in (other, tmp_path / "executorch-missing-box.json"):
+        assert main(["site", "coverage", "--survey", str(bad)]) == 2
+        assert str(bad) in capsys.readouterr().err.strip().splitlines()[-1]
+    assert main(["site", "coverage", "--survey", str(survey), "--policies"]) == 2

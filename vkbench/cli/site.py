@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from vkbench.cli.common import Subparsers
+from vkbench.cli.common import Subparsers, UsageError
 from vkbench.paths import RESULTS_ROOT
 
 
@@ -32,6 +32,9 @@ def add_parser(sub: Subparsers) -> None:
     cv.add_argument("--refresh", action="store_true")
     cv.add_argument("--policies", action="store_true",
                     help="also survey the fast vkbench.workloads.policies entries")
+    cv.add_argument("--survey", type=Path, metavar="FILE",
+                    help="the policy rows from this saved survey (results/policies/executorch-<version>-"
+                         "<machine>.json, of the importable ExecuTorch) instead of surveying again")
     cv.set_defaults(run=_coverage)
 
 
@@ -64,6 +67,11 @@ def _vendor(args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     from vkbench.site.coverage_sets import collect
 
-    data = collect(refresh=args.refresh, policies=args.policies)
+    if args.survey is not None and args.policies:
+        raise UsageError("site coverage: --survey or --policies, not both (both give the policy rows)")
+    try:
+        data = collect(refresh=args.refresh, policies=args.policies, survey=args.survey)
+    except ValueError as error:  # an unreadable survey, or one of another ExecuTorch
+        raise UsageError(str(error)) from None
     print(f"{len(data['rows'])} rows for executorch {data['executorch']}", file=sys.stderr)
     return 0

@@ -93,15 +93,36 @@ def policy_rows(survey_rows: list[Any] | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+class SurveyMismatch(ValueError):
+    """A saved survey of another ExecuTorch than the importable one; ``str()`` is one line naming both."""
+
+
+def survey_policy_rows(path: Path, ident: dict[str, Any]) -> list[dict[str, Any]]:
+    """The policy rows of a saved survey (:func:`vkbench.results.surveys.read_survey`), so a set's probes
+    can be computed again without lowering every policy entry a second time (hours here): the survey must
+    be of the importable ExecuTorch (``executorch-1.5.1-…`` for ``1.5.1+cpu``)."""
+    from vkbench.results.surveys import read_survey
+
+    survey = read_survey(path)
+    version = str(ident.get("version") or "")
+    if survey.version == "?" or version.split("+")[0] != survey.version:
+        raise SurveyMismatch(f"{path}: a survey of executorch {survey.version}, not of the importable "
+                             f"{version or 'unknown'}")
+    return policy_rows(survey.rows)
+
+
 def collect(cache: Path = CACHE, *, refresh: bool = False, policies: bool = False,
-            probes: list[str] | None = None) -> dict[str, Any]:
-    """Coverage of the ExecuTorch importable here, from cache unless ``refresh``."""
+            probes: list[str] | None = None, survey: Path | None = None) -> dict[str, Any]:
+    """Coverage of the ExecuTorch importable here, from cache unless ``refresh``; ``survey``: the policy
+    rows come from that saved survey (:func:`survey_policy_rows`), named in the set as ``policies_from``.
+    Raises :class:`SurveyMismatch` (or ``ValueError`` for an unreadable survey) before lowering anything."""
     ident = identity()
     path = cache / f"{cache_key(ident)}.json"
-    if path.exists() and not refresh and not policies:
+    if path.exists() and not refresh and not policies and survey is None:
         return json.loads(path.read_text())
+    saved = survey_policy_rows(survey, ident) if survey is not None else []
     start = time.monotonic()
-    rows = probe_rows(probes, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    rows = probe_rows(probes, progress=lambda line: print(line, file=sys.stderr, flush=True)) + saved
     if policies:
         try:
             from vkbench.workloads.policies import fast_entries, survey
@@ -112,6 +133,7 @@ def collect(cache: Path = CACHE, *, refresh: bool = False, policies: bool = Fals
     data = {
         "executorch": ident, "computed": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds": round(time.monotonic() - start, 1), "rows": rows,
+        **({"policies_from": survey.as_posix()} if survey is not None else {}),
     }
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
