@@ -19,7 +19,8 @@ TEMPLATE = """<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:13px;width:100%}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
-td:nth-child(5){overflow-wrap:anywhere}td:nth-child(2),td:nth-child(6),td:nth-child(7),td:nth-child(8){white-space:nowrap}
+td:nth-child(5){min-width:14em;overflow-wrap:anywhere}td:nth-child(2),td:nth-child(6),td:nth-child(7){white-space:nowrap}
+td:nth-child(8){white-space:pre}
 th{background:#f0f0f0;cursor:pointer}code{font-size:12px}td:first-child{white-space:nowrap}
 tr.delegated td{color:#1e7a4c;background:#eef8f1}
 tr.blocked td{color:#9b2226;background:#fbeaea}tr.blocked td:first-child{box-shadow:inset 4px 0 #c0392b}
@@ -75,7 +76,7 @@ backend tester reports.</p>
       var et = r.et_delegated_nodes + r.et_non_delegated_nodes;
       parts.push("ExecuTorch " + pct(r.et_non_delegated_nodes, et));
     }
-    return parts.join(" \u00b7 ");
+    return parts.join("\\n");  // one line per definition (the cell keeps the break)
   }
   function render() {
     body.innerHTML = "";
