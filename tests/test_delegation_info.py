@@ -181,3 +181,17 @@ def test_a_coverage_set_takes_its_policy_rows_from_the_saved_survey_of_its_execu
         assert main(["site", "coverage", "--survey", str(bad)]) == 2
         assert str(bad) in capsys.readouterr().err.strip().splitlines()[-1]
     assert main(["site", "coverage", "--survey", str(survey), "--policies"]) == 2
+
+
+def test_a_coverage_set_surveyed_afresh_names_no_saved_survey(tmp_path: Path, monkeypatch) -> None:
+    """``--policies`` surveys the fast entries here (stubbed: hours of lowering) and the set then names no
+    ``policies_from``: the survey function and the saved survey's path are two things."""
+    from vkbench.site.coverage_sets import collect
+    from vkbench.workloads import policies
+
+    monkeypatch.setattr(policies, "fast_entries", lambda: ["act/model"])
+    monkeypatch.setattr(policies, "survey", lambda entries: [_survey_row(e, (1856, 13)) for e in entries])
+    data = collect(tmp_path / "sets", policies=True, probes=["linear_f32"])
+    act = next(r for r in data["rows"] if r["name"] == "act/model")
+    assert (act["kind"], act["et_delegated_nodes"], act["et_non_delegated_nodes"]) == ("policy", 1856, 13)
+    assert "policies_from" not in data

@@ -125,9 +125,10 @@ def collect(cache: Path = CACHE, *, refresh: bool = False, policies: bool = Fals
     rows = probe_rows(probes, progress=lambda line: print(line, file=sys.stderr, flush=True)) + saved
     if policies:
         try:
-            from vkbench.workloads.policies import fast_entries, survey
+            from vkbench.workloads.policies import fast_entries
+            from vkbench.workloads.policies import survey as survey_entries
 
-            rows += policy_rows(survey(fast_entries()))
+            rows += policy_rows(survey_entries(fast_entries()))
         except Exception as error:  # noqa: BLE001 - policies are optional
             print(f"coverage: policies skipped ({type(error).__name__}: {error})", file=sys.stderr)
     data = {
