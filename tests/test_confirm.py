@@ -214,20 +214,18 @@ def test_a_timing_step_stands_where_the_work_track_moves_with_it(tmp_path: Path)
 
 def test_every_stored_confirmation_agrees_with_its_verdict_and_its_evidence() -> None:
     """The committed confirmations: each verdict computed again from its stored values (and samples)
-    is the stored one; those with a command have their kept files, which hold the values stored; those
-    re-measured before commands were kept say so and keep nothing."""
+    is the stored one, and every one keeps its command and its files, which hold the values stored
+    (those measured with asv also its exit status; a runtime pair runs no asv)."""
     from vkbench.paths import RESULTS_ROOT
 
     results = RESULTS_ROOT / "upstream"
     found = confirmations.audit(results)
     assert found.problems == []
     stored = confirmations.read(confirmations.path_for(results)).values()
-    assert found.kept + found.not_kept == len(stored) > 0
+    assert found.kept == len(stored) > 0 and found.not_kept == 0
     for c in stored:
-        if c.command is None:
-            assert c.not_kept and c.files is None and c.exit_code is None
-        else:
-            assert (results / c.files).is_dir() and c.not_kept is None
+        assert c.command and (results / c.files).is_dir() and c.not_kept is None
+        assert (c.exit_code is None) == (results / c.files / confirmations.MEASURED).is_file()
 
 
 def _kept_run(results: Path, measured_after: list[float]) -> confirmations.Confirmation:

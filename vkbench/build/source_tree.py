@@ -27,8 +27,10 @@ from vkbench import git
 
 #: Top-level folders left out of an export (not compiled by the runtime; large files a mirror may lack).
 EXCLUDED = ("examples",)
-#: The submodules a Vulkan runtime build compiles or includes, exported from their own mirrors.
-VULKAN_SUBMODULES = "backends/vulkan/third-party/"
+#: The submodules a Vulkan runtime build compiles or includes, exported from their own mirrors: the three
+#: under the backend and flatbuffers' headers, which the backend's generated schema header includes
+#: (``vkbench runtime inputs`` lists these four as what a build read; docs/runtime.md).
+RUNTIME_SUBMODULES = ("backends/vulkan/third-party/", "third-party/flatbuffers")
 
 
 class TreeError(RuntimeError):
@@ -159,14 +161,14 @@ def mirror_of(url: str, mirrors: Path) -> Path:
 
 
 def export(git_dir: Path, commit: str, out: Path, mirrors: Path) -> tuple[list[str], list[str]]:
-    """``commit``'s tree (less :data:`EXCLUDED`) in ``out``, with the Vulkan submodules from their
+    """``commit``'s tree (less :data:`EXCLUDED`) in ``out``, with the runtime's submodules from their
     mirrors under ``mirrors``; returns the submodule paths left empty (not the runtime's) and the
     submodule files their mirrors lack."""
     top = [line.split("\t", 1)[1] for line in git.text(["ls-tree", commit], git_dir=git_dir).splitlines()]
     _extract(git_dir, commit, [p for p in top if p not in EXCLUDED], out)
     skipped, lacking = [], []
     for path, (sha, url) in sorted(submodules(git_dir, commit).items()):
-        if not path.startswith(VULKAN_SUBMODULES):
+        if not _under(path, RUNTIME_SUBMODULES):
             skipped.append(path)
             continue
         mirror = mirror_of(url, mirrors)
