@@ -15,10 +15,11 @@ from pathlib import Path
 from vkbench.build.index import available_releases
 from vkbench.build.messages import AotError
 from vkbench.build.wheels import default_wheelhouse
+from vkbench.core.versions import public_version
 
 
 def _vkey(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version.split("+")[0])[:3])
+    return tuple(int(p) for p in re.findall(r"\d+", public_version(version))[:3])
 
 
 def checkout_version(checkout: Path) -> str | None:
@@ -44,7 +45,7 @@ def nearest_release(version: str | None, releases: Sequence[str]) -> str:
     ordered = sorted(releases, key=_vkey)
     if not version:
         return ordered[-1]
-    clean = version.split("+")[0]
+    clean = public_version(version)
     if clean in ordered:
         return clean
     major_minor = _vkey(clean)[:2]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from vkbench.build.messages import AotError
 from vkbench.build.wheels import replace_file
+from vkbench.core.versions import public_version
 
 #: File kinds taken from the checkout; everything else comes from the base wheel.
 SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".fbs")
@@ -141,7 +142,7 @@ def source_tree_from_installed(dest: Path, package: Path | None = None) -> Path:
     try:
         from importlib.metadata import version as dist_version
 
-        version = dist_version("executorch").split("+")[0]
+        version = public_version(dist_version("executorch"))
     except Exception:  # noqa: BLE001
         pass
     (dest / "version.txt").write_text(version + "\n")

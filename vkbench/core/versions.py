@@ -6,6 +6,14 @@ import importlib.metadata as metadata
 import platform
 
 
+def public_version(version: str) -> str:
+    """``1.5.1`` for ``1.5.1+cpu``: the version without its PEP 440 local label. The wheels of one release
+    differ only there (``+cpu``, ``+cu130``), and the ledger, a policy survey and the pattern cache's key
+    name the release, so all of them strip it this one way (a plain split, not ``packaging``'s
+    normalising ``Version.public``: the cache key must stay byte-equal to the ones already written)."""
+    return version.split("+")[0]
+
+
 def dist_version(name: str) -> str | None:
     try:
         return metadata.version(name)

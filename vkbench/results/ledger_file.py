@@ -12,6 +12,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from vkbench.core.versions import public_version
+
 FILE_NAME = "ledger.json"
 
 
@@ -27,7 +29,7 @@ class Release:
     @property
     def short_version(self) -> str:
         """``1.5.1`` for ``1.5.1+cpu``."""
-        return self.version.split("+")[0]
+        return public_version(self.version)
 
 
 def manifest_path(results_root: Path) -> Path:

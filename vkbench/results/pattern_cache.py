@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vkbench.core.versions import public_version
 from vkbench.paths import RESULTS_ROOT
 from vkbench.suite.documents import read_document, write_document
 
@@ -200,8 +201,8 @@ def build() -> dict[str, str]:
     import executorch.version
     import torch
 
-    return {"python": platform.python_version(), "torch": torch.__version__.split("+")[0],
-            "executorch": executorch.version.__version__.split("+")[0],
+    return {"python": platform.python_version(), "torch": public_version(torch.__version__),
+            "executorch": public_version(executorch.version.__version__),
             "executorch_git": getattr(executorch.version, "git_version", "")}
 
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from vkbench import git, settings
-from vkbench.core.versions import executorch_identity
+from vkbench.core.versions import executorch_identity, public_version
 from vkbench.paths import ROOT
 from vkbench.results import locks, sidecar
 from vkbench.results.asv_files import read_file, result_paths, without_unreadable, write_file
@@ -42,7 +42,7 @@ def release_date(version: str) -> str:
     """Upload time of ``executorch==version`` on PyPI; install time if offline."""
     from vkbench.build.index import fetch_index
 
-    base = version.split("+")[0]
+    base = public_version(version)
     try:
         files = fetch_index("https://pypi.org/simple/executorch/")
         times = [f["upload-time"] for f in files if "upload-time" in f and (

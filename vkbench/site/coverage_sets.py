@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vkbench.core.versions import executorch_identity, public_version
 from vkbench.paths import RESULTS_ROOT
 
 #: Under a results root: the coverage sets, one per ExecuTorch commit.
@@ -30,8 +31,6 @@ CACHE = RESULTS_ROOT / FOLDER
 
 
 def identity() -> dict[str, Any]:
-    from vkbench.core.versions import executorch_identity
-
     ident = executorch_identity()
     return {"version": ident.get("version"), "git_version": ident.get("git_version")}
 
@@ -105,7 +104,7 @@ def survey_policy_rows(path: Path, ident: dict[str, Any]) -> list[dict[str, Any]
 
     survey = read_survey(path)
     version = str(ident.get("version") or "")
-    if survey.version == "?" or version.split("+")[0] != survey.version:
+    if survey.version == "?" or public_version(version) != survey.version:
         raise SurveyMismatch(f"{path}: a survey of executorch {survey.version}, not of the importable "
                              f"{version or 'unknown'}")
     return policy_rows(survey.rows)
