@@ -157,9 +157,10 @@ def test_a_coverage_set_takes_its_policy_rows_from_the_saved_survey_of_its_execu
     beside vkbench's), the policy rows from the survey (both counts where it has them); a survey of
     another ExecuTorch, or an unreadable one, is one line and exit 2 before anything is lowered."""
     from vkbench.cli import main
+    from vkbench.core.versions import public_version
     from vkbench.site.coverage_sets import SurveyMismatch, cache_key, collect, identity
 
-    version = str(identity()["version"]).split("+")[0]
+    version = public_version(str(identity()["version"]))
     survey = tmp_path / f"executorch-{version}-box.json"
     survey.write_text(json.dumps({"rows": [_survey_row("act/model", (1856, 13)),
                                            {"entry": "x/y", "status": "blocked", "stage": "export"}]}))
